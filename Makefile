@@ -1,0 +1,29 @@
+# Two commands do everything:  make run   (install + investigate the reference case)
+#                              make test  (install + run the test suite; .ci/run calls this)
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+CASE   ?= cases/ALR-20260429-017
+export LITELLM_LOCAL_MODEL_COST_MAP = True
+export HF_HUB_OFFLINE = 1
+
+.PHONY: install run test bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch first, pinned to the CPU build; an unpinned torch pulls a multi-GB CUDA build
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/investigator run $(CASE) --retrieval basic --out out/$(notdir $(CASE))
+
+test: install
+	$(BIN)/pytest -q
+
+clean:
+	rm -rf .investigator out

@@ -1,0 +1,44 @@
+"""The LangGraph checkpointer on the same database kind as the store."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from graphs.state import CHECKPOINT_TYPES
+from investigator.config import Settings
+
+
+def serializer() -> JsonPlusSerializer:
+    """Strict msgpack: only our own state types may be revived from a checkpoint."""
+    return JsonPlusSerializer(allowed_msgpack_modules=list(CHECKPOINT_TYPES))
+
+
+@contextmanager
+def open_checkpointer(settings: Settings) -> Iterator[BaseCheckpointSaver]:
+    url = settings.resolved_store_url
+    if url.startswith("postgresql"):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        conninfo = url.replace("postgresql+psycopg://", "postgresql://")
+        with PostgresSaver.from_conn_string(conninfo) as saver:
+            saver.serde = serializer()
+            saver.setup()
+            yield saver
+        return
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(settings.checkpoint_path), check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    try:
+        saver = SqliteSaver(conn, serde=serializer())
+        saver.setup()
+        yield saver
+    finally:
+        conn.close()

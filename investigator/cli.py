@@ -1,0 +1,128 @@
+"""`investigator`: a thin command line over the library API (one command, one call)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from state.errors import InvestigatorError
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _inv(args: argparse.Namespace):  # noqa: ANN202 - imported lazily so --help starts at once
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    return Investigator(Settings.from_env(args.home, args.store))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from investigator.runtime import validate_case
+
+    case = validate_case(Path(args.case))
+    print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims)")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    info = _inv(args).index(Path(args.case), force=args.force)
+    print("index is up to date" if info is None else
+          f"indexed {info.sources} sources, {info.chunks} chunks ({info.embedded} embedded) in {info.seconds}s, "
+          f"{info.bytes} bytes at {info.path}")
+    return 0
+
+
+def _print_summary(report) -> None:  # noqa: ANN001
+    for c in report.claims:
+        print(f"  {c.id:<28} {c.verdict}")
+    stop = report.stop
+    print(f"  stop: {stop.kind if stop else report.status}" + (f" — {stop.detail}" if stop and stop.detail else ""))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    inv = _inv(args)
+    result = inv.start(Path(args.case), retrieval=args.retrieval, run_id=args.run_id)
+    paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
+    print(f"run {result.run_id} finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
+    _print_summary(result.report)
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    inv = _inv(args)
+    result = inv.resume(args.run_id)
+    paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
+    print(f"run {result.run_id} resumed and finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
+    _print_summary(result.report)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from investigator.report import render_markdown
+
+    report = _inv(args).report(args.run_id)
+    print(report.to_json() if args.json else render_markdown(report))
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    rows = _inv(args).store.runs()
+    print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} updated")
+    for r in rows:
+        print(f"{r.run_id:<24} {r.status:<20} {r.stop_kind or '-':<18} {r.case_id:<22} {r.retrieval:<6} "
+              f"{r.updated_at:%Y-%m-%d %H:%M:%S}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.")
+    p.add_argument("--home", help="workspace folder for the store, checkpoints and indexes (default .investigator)")
+    p.add_argument("--store", help="store URL: sqlite:///file.db (default) or postgresql+psycopg://…")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("validate", help="check a case folder and report the first problem (file, field, expected)")
+    s.add_argument("case", help="case folder, e.g. cases/ALR-20260429-017")
+    s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("index", help="build the case's retrieval index (skipped when up to date)")
+    s.add_argument("case", help="case folder")
+    s.add_argument("--force", action="store_true", help="rebuild even when the index is up to date")
+    s.set_defaults(func=cmd_index)
+
+    s = sub.add_parser("run", help="investigate a case and write report.md and report.json")
+    s.add_argument("case", help="case folder")
+    s.add_argument("--retrieval", default="basic", choices=["basic", "graph"], help="document retrieval tool")
+    s.add_argument("--run-id", help="run id (default: the case's run_id, numbered if taken)")
+    s.add_argument("--out", help="report folder (default out/RUN_ID)")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions")
+    s.add_argument("run_id", help="the run to continue")
+    s.add_argument("--out", help="report folder (default out/RUN_ID)")
+    s.set_defaults(func=cmd_resume)
+
+    s = sub.add_parser("show", help="print the report of a run (Markdown, or JSON with --json)")
+    s.add_argument("run_id", help="the run to show")
+    s.add_argument("--json", action="store_true", help="print the JSON report")
+    s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser("runs", help="list runs with status, stop reason, case, tool and last update")
+    s.set_defaults(func=cmd_runs)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InvestigatorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

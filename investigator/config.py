@@ -1,0 +1,34 @@
+"""Where the runtime keeps its files and which store it talks to."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from state._base import Frozen
+
+
+class Settings(Frozen):
+    """Workspace layout; every path can be moved with an option or an environment variable."""
+
+    workspace: Path = Path(".investigator")
+    store_url: str | None = None
+    """`sqlite:///…` (default: a file in the workspace) or `postgresql+psycopg://…`."""
+    index_root: Path | None = None
+    """Where case indexes live (default: `<workspace>/index`); indexes can be shared by workspaces."""
+
+    @classmethod
+    def from_env(cls, workspace: str | Path | None = None, store_url: str | None = None) -> "Settings":
+        return cls(workspace=Path(workspace or os.environ.get("INVESTIGATOR_HOME", ".investigator")),
+                   store_url=store_url or os.environ.get("INVESTIGATOR_STORE_URL"))
+
+    @property
+    def resolved_store_url(self) -> str:
+        return self.store_url or f"sqlite:///{(self.workspace / 'investigator.db').resolve()}"
+
+    def index_dir(self, case_id: str) -> Path:
+        return (self.index_root or self.workspace / "index") / case_id
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.workspace / "checkpoints.db"

@@ -1,0 +1,228 @@
+"""The claim-by-claim evidence report: a versioned JSON document and its Markdown rendering.
+
+Built only from the store's active evidence: revoked evidence is listed by id and reason,
+never with its text. A run that stopped without `evidence_ready` never shows a causal claim
+as confirmed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from state._base import Frozen
+from state.case import Case, CausalChainClaim
+from state.claims import ClaimDecision, Hop, StopReason
+from state.evidence import Evidence, Finding, MetricObservation, Span
+from state.store import RunRow, Store
+
+SCHEMA = "investigator/report@1"
+
+
+class EvidenceView(Frozen):
+    id: str
+    kind: str
+    source_id: str
+    source_kind: str
+    version: str
+    span: Span | None
+    trust: str
+    label: str = ""
+    """'historical', 'retired', 'superseded' or 'untrusted' when the source is such."""
+    found: Finding | None = None
+    read_at: datetime | None = None
+    watermark: str = ""
+    metric: MetricObservation | None = None
+    text: str = ""
+
+
+class ClaimView(Frozen):
+    id: str
+    kind: str
+    statement: str
+    verdict: str
+    state: str
+    rule: str
+    supporting: tuple[str, ...]
+    opposing: tuple[str, ...]
+    conflicts: tuple[str, ...]
+    missing: tuple[str, ...]
+    path: tuple[Hop, ...]
+    proposed_by: tuple[str, ...]
+    scope: str
+    history: tuple[str, ...]
+    """Earlier verdicts by round, oldest first ('r3: insufficient')."""
+    note: str = ""
+
+
+class Report(Frozen):
+    schema_: str = SCHEMA
+    case_id: str
+    run_id: str
+    title: str
+    alert: str
+    question: str
+    subject: str
+    window: str
+    principal: str
+    retrieval: str
+    status: str
+    stop: StopReason | None
+    budgets: dict[str, int]
+    reads: dict[str, Any]
+    claims: tuple[ClaimView, ...]
+    evidence: tuple[EvidenceView, ...]
+    revoked: tuple[dict[str, str], ...]
+    timeline: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> str:
+        data = self.model_dump(mode="json")
+        data["schema"] = data.pop("schema_")
+        return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)
+
+
+def _label(ev: Evidence) -> str:
+    if ev.trust == "untrusted":
+        return "untrusted"
+    status = ev.meta.get("status", "current")
+    return "" if status == "current" else status
+
+
+def _view(ev: Evidence) -> EvidenceView:
+    return EvidenceView(id=ev.id, kind=ev.kind, source_id=ev.source_id, source_kind=ev.source_kind, version=ev.version,
+                        span=ev.span, trust=ev.trust, label=_label(ev), found=ev.found, read_at=ev.read_at,
+                        watermark=ev.watermark, metric=ev.metric, text=ev.text)
+
+
+def _timeline(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for s in steps:
+        item: dict[str, Any] = {"round": s["round"], "node": s["node"], "at": s["at"]}
+        if s["node"] == "plan":
+            gap = s.get("gap")
+            item["summary"] = f"{gap['action']} → {gap['claim_id']}: {gap['reason']}" if gap else s.get("note", "")
+        elif s["node"] == "retrieve":
+            item["summary"] = (f"{s.get('tool')} '{s['gap']['query'][:80]}' → {len(s.get('hits', []))} hits"
+                               + (f", denied {s['denied']}" if s.get("denied") else ""))
+        elif s["node"] == "read":
+            outs = [f"{r['source_id']}:{r['outcome']}" for r in s.get("reads", [])]
+            item["summary"] = ", ".join(outs) or "nothing to read"
+        elif s["node"] == "update":
+            item["summary"] = ", ".join(f"{c}={v}" for c, v in s.get("decisions", {}).items())
+        else:
+            stop = s.get("stop")
+            item["summary"] = f"stop: {stop['kind']}" if stop else "continue"
+        out.append(item)
+    return out
+
+
+def build_report(case: Case, run: RunRow, store: Store) -> Report:
+    stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+    decisions = store.decisions(run.run_id)
+    history = store.decision_history(run.run_id)
+    active = {e.id: e for e in store.evidence(run.run_id)}
+    inactive = [e for e in store.evidence(run.run_id, include_inactive=True) if e.status != "active"]
+    claims = []
+    for claim in case.required_claims:
+        d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
+                                                     rule="not yet decided", missing=("the run has not reached this claim",))
+        verdict, note = d.verdict, ""
+        if isinstance(claim, CausalChainClaim) and verdict == "confirmed" and (stop is None or stop.kind != "evidence_ready"):
+            verdict, note = "inferred", "the run stopped before evidence_ready: a root cause is never confirmed then"
+        keep = lambda ids: tuple(i for i in ids if i in active)  # noqa: E731 - revoked ids are not shown
+        claims.append(ClaimView(
+            id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=d.state, rule=d.rule,
+            supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=d.missing,
+            path=d.path, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
+            history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id)))
+    reads = store.reads(run.run_id)
+    by = lambda outcome: sorted({r.source_id for _r, r in reads if r.outcome == outcome})  # noqa: E731
+    return Report(
+        case_id=case.id, run_id=run.run_id, title=case.title, alert=f"{case.alert.id}: {case.alert.text}",
+        question=case.question, subject=str(case.subject),
+        window=f"{case.window.start.isoformat()} – {case.window.end.isoformat()}",
+        principal=f"{case.principal.id} (groups: {', '.join(case.principal.groups)})", retrieval=run.retrieval,
+        status=run.status, stop=stop,
+        budgets={"rounds_used": run.rounds_used, "rounds_limit": run.rounds_limit,
+                 "reads_used": run.reads_used, "reads_limit": run.reads_limit},
+        reads={"total": len(reads), "ok": sum(1 for _r, r in reads if r.outcome == "ok"),
+               "reused": sum(1 for _r, r in reads if r.reused),
+               "denied": by("denied"), "failed": by("failed"), "not_found": by("not_found")},
+        claims=tuple(claims), evidence=tuple(_view(e) for e in active.values()),
+        revoked=tuple({"id": e.id, "source_id": e.source_id, "status": e.status, "reason": e.status_note}
+                      for e in inactive),
+        timeline=tuple(_timeline(store.steps(run.run_id))),
+    )
+
+
+def _quote(text: str, limit: int = 240) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def _ev_line(ev: EvidenceView) -> str:
+    label = f" **[{ev.label}]**" if ev.label else ""
+    if ev.kind == "initial":
+        return f"- `{ev.id}` ({ev.trust}, from the case) {ev.text}"
+    span = ev.span
+    where = f"{ev.source_id}@{ev.version} [{span.start}:{span.end}] #{span.content_hash}" if span else ev.source_id
+    extra = ""
+    if ev.metric is not None:
+        m = ev.metric
+        extra = f" — baseline median {m.baseline_median:g} {m.unit}, window peak {m.window_peak:g} {m.unit}, ratio {m.ratio:g}"
+    return f"- `{ev.id}` {where}{label}{extra}\n  > {_quote(span.quote) if span else ''}"
+
+
+def render_markdown(r: Report) -> str:
+    ev = {e.id: e for e in r.evidence}
+    lines = [f"# Investigation {r.run_id}: {r.case_id}", "", f"{r.title}".strip(), "",
+             f"- **Alert**: {r.alert}", f"- **Question**: {r.question}", f"- **Subject**: {r.subject}",
+             f"- **Window**: {r.window}", f"- **Principal**: {r.principal}", f"- **Retrieval**: {r.retrieval}",
+             f"- **Status**: {r.status}",
+             f"- **Stop reason**: {r.stop.kind + (' — ' + r.stop.detail if r.stop.detail else '') if r.stop else '(running)'}",
+             f"- **Budgets**: rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, "
+             f"reads {r.budgets['reads_used']}/{r.budgets['reads_limit']}",
+             f"- **Reads**: {r.reads['ok']} ok of {r.reads['total']}; denied: {', '.join(r.reads['denied']) or 'none'}; "
+             f"failed: {', '.join(r.reads['failed']) or 'none'}; not found: {', '.join(r.reads['not_found']) or 'none'}",
+             "", "## Claims", "", "| claim | verdict | rule |", "| --- | --- | --- |"]
+    lines += [f"| `{c.id}` | **{c.verdict}** | {c.rule} |" for c in r.claims]
+    for c in r.claims:
+        lines += ["", f"### `{c.id}` — {c.verdict}", "", f"{c.statement}", "", f"- state: {c.state}; scope: {c.scope}",
+                  f"- rule: {c.rule}"]
+        if c.note:
+            lines.append(f"- note: {c.note}")
+        if c.history:
+            lines.append(f"- history: {', '.join(c.history)}")
+        if c.path:
+            lines += ["", "Bridge path:", ""]
+            lines += [f"{i}. {h.source} → {h.target} ({'applies' if h.applicable else 'does not apply yet'}: {h.note}) "
+                      f"[{', '.join(e for e in h.evidence_ids if e in ev)}]" for i, h in enumerate(c.path, 1)]
+        for title, ids in (("Supporting evidence", c.supporting), ("Opposing evidence", c.opposing),
+                           ("Proposed by", c.proposed_by)):
+            if ids:
+                lines += ["", f"{title}:", ""] + [_ev_line(ev[i]) for i in ids if i in ev]
+        if c.conflicts:
+            lines += ["", "Unresolved conflicts:", ""] + [f"- {x}" for x in c.conflicts]
+        if c.missing:
+            lines += ["", "Missing observations:", ""] + [f"- {x}" for x in c.missing]
+    if r.revoked:
+        lines += ["", "## Revoked or stale evidence", ""]
+        lines += [f"- `{x['id']}` from {x['source_id']}: {x['status']} ({x['reason']})" for x in r.revoked]
+    lines += ["", "## Timeline", "", "| round | node | what |", "| --- | --- | --- |"]
+    lines += [f"| {t['round']} | {t['node']} | {t['summary']} |" for t in r.timeline]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(r: Report, out: Path) -> list[Path]:
+    """Write report.json and report.md atomically (a temp file renamed into place)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("report.json", r.to_json()), ("report.md", render_markdown(r))):
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / name)
+        written.append(out / name)
+    return written

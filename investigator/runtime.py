@@ -1,0 +1,179 @@
+"""The composition root: builds the tools and the loop for a case and runs, resumes, reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from graphs.build import build_graph
+from graphs.deps import CrashPoint, Deps
+from graphs.planner import DeterministicPlanner, Planner
+from investigator.checkpoints import open_checkpointer
+from investigator.config import Settings
+from investigator.report import Report, build_report, write_report
+from state._base import Frozen, content_hash
+from state.case import Case, load_case
+from state.errors import ConfigError, RunStateError
+from state.evidence import Evidence, Scope
+from state.store import RunRow, Store
+from tools.access import AccessPolicy
+from tools.corpus import load_manifest, load_sources
+from tools.embedding import Embedder, MiniLMEmbedder
+from tools.entities import EntityExtractor
+from tools.index import IndexInfo, build_index, corpus_fingerprint, index_fingerprint, open_index, tombstoned
+from tools.observations import Observations
+from tools.reader import FaultHook, Reader
+from tools.retrieval import RetrievalTool
+
+RETRIEVAL_TOOLS = ("basic", "graph")
+
+
+def _stderr(msg: str) -> None:
+    print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+
+
+def validate_case(case_dir: Path) -> Case:
+    """Validate `case.yaml`, the manifest and every source file; raises CaseError."""
+    case = load_case(case_dir)
+    load_sources(case_dir, load_manifest(case_dir))
+    return case
+
+
+class RunResult(Frozen):
+    run_id: str
+    report: Report
+    seconds: float
+
+
+class Investigator:
+    """Public API: validate, index, run, resume, report. The CLI only wraps these."""
+
+    def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
+                 progress: Callable[[str], None] = _stderr, planner: Planner | None = None,
+                 fault: FaultHook | None = None, crash: CrashPoint | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.embedder = embedder or MiniLMEmbedder()
+        self.progress = progress
+        self.planner = planner or DeterministicPlanner()
+        self.fault = fault
+        self.crash = crash
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self.settings.workspace.mkdir(parents=True, exist_ok=True)
+            self._store = Store.from_url(self.settings.resolved_store_url)
+        return self._store
+
+    # case and index ---------------------------------------------------------
+    def validate(self, case_dir: Path) -> Case:
+        return validate_case(case_dir)
+
+    def index_path(self, case: Case) -> Path:
+        return self.settings.index_dir(case.id) / "basic.duckdb"
+
+    def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
+        """Build the shared chunk index when it is missing or stale; returns None when fresh."""
+        case = self.validate(case_dir)
+        path = self.index_path(case)
+        docs = load_sources(case_dir)
+        if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
+            return None
+        return build_index(Path(case_dir), path, self.embedder, self.progress)
+
+    def retrieval(self, name: str, case: Case, case_dir: Path) -> RetrievalTool:
+        if name == "basic":
+            from tools.basic import BasicRetrieval
+
+            return BasicRetrieval(self.index_path(case), self.embedder)
+        raise ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
+
+    # runs -------------------------------------------------------------------
+    def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool) -> Deps:
+        path = self.index_path(case)
+        policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
+
+        def chunk_text(chunk_id: str) -> str | None:
+            con = open_index(path)
+            try:
+                row = con.execute("SELECT text FROM chunks WHERE chunk_id = ?", [chunk_id]).fetchone()
+            finally:
+                con.close()
+            return row[0] if row else None
+
+        return Deps(
+            case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
+            observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault), policy=policy,
+            extractor=EntityExtractor.from_sources(load_sources(case_dir)), chunk_text=chunk_text,
+            planner=self.planner, progress=self.progress, crash=self.crash,
+        )
+
+    def _new_run_id(self, base: str) -> str:
+        if not self.store.has_run(base):
+            return base
+        n = 2
+        while self.store.has_run(f"{base}-{n}"):
+            n += 1
+        return f"{base}-{n}"
+
+    def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:
+        """Validate, index if needed, and run a new investigation to a stop reason."""
+        case_dir = Path(case_dir)
+        case = self.validate(case_dir)
+        if retrieval not in RETRIEVAL_TOOLS:
+            raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
+        self.index(case_dir)
+        tool = self.retrieval(retrieval, case, case_dir)
+        run_id = run_id or self._new_run_id(case.run_id)
+        if self.store.has_run(run_id):
+            raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
+        access = AccessPolicy(case_dir, case.principal).current()
+        run = self.store.create_run(RunRow(
+            run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
+            principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
+            watermark=access.watermark))
+        for ie in case.initial_evidence:
+            self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
+                id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
+                revision=content_hash(ie.text), span=None, trust=ie.trust, text=ie.text,
+                scope=Scope(environment=case.subject.environment, service=case.subject.service),
+                claim_ids=(ie.claim,), watermark=access.watermark))
+        self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
+        return self._drive(case, case_dir, run, tool, fresh=True)
+
+    def resume(self, run_id: str) -> RunResult:
+        """Continue a run from its last checkpoint after re-reading the current permissions."""
+        run = self.store.run(run_id)
+        if run.status == "stopped":
+            raise RunStateError(f"run {run_id!r} already stopped ({run.stop_kind}); `investigator show {run_id}`")
+        case_dir = Path(run.case_dir)
+        case = self.validate(case_dir)
+        self.index(case_dir)
+        tool = self.retrieval(run.retrieval, case, case_dir)
+        return self._drive(case, case_dir, run, tool, fresh=False)
+
+    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, *, fresh: bool) -> RunResult:
+        t0 = time.perf_counter()
+        deps = self._deps(case, case_dir, run, tool)
+        cfg = {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
+        with open_checkpointer(self.settings) as saver:
+            app = build_graph(deps, saver)
+            snapshot = app.get_state(cfg)
+            start = {"round": 0} if fresh or not snapshot.values else None
+            if not fresh and snapshot.values and not snapshot.next:
+                raise RunStateError(f"run {run.run_id!r} has nothing left to do")
+            self.store.update_run(run.run_id, status="running")
+            app.invoke(start, cfg, durability="sync")
+        return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
+
+    def report(self, run_id: str) -> Report:
+        run = self.store.run(run_id)
+        case = load_case(Path(run.case_dir))
+        return build_report(case, run, self.store)
+
+    def write(self, run_id: str, out: Path) -> list[Path]:
+        return write_report(self.report(run_id), out)

@@ -1,0 +1,73 @@
+"""One error hierarchy, split by who must act.
+
+    InvestigatorError
+    ├── CaseError                 the user fixes a case folder (file, field, expectation)
+    ├── ConfigError               the user fixes an option or a store URL
+    ├── SourceError               something about reading one source
+    │   ├── SourceDenied          the principal may not read it: never retried
+    │   ├── SourceNotFound        the source or span is gone: never retried
+    │   └── SourceUnavailable     a transient fault: retried (bounded), then recorded as `failed`
+    ├── CitationMismatch          a quote no longer slices back to its source
+    ├── RunNotFound / RunStateError   the run id is unknown / the run cannot do what was asked
+    └── IndexError_               an index is missing or was built for other sources
+
+A budget stop is not an error: it is a stop reason on the run.
+"""
+
+from __future__ import annotations
+
+
+class InvestigatorError(Exception):
+    """Base of every error the runtime raises on purpose."""
+
+    exit_code = 1
+
+
+class CaseError(InvestigatorError):
+    """A case folder is malformed: names the file, the field and what was expected."""
+
+    exit_code = 2
+
+    def __init__(self, file: str, field: str, expected: str) -> None:
+        self.file, self.field, self.expected = file, field, expected
+        super().__init__(f"{file}: {field}: {expected}")
+
+
+class ConfigError(InvestigatorError):
+    exit_code = 2
+
+
+class SourceError(InvestigatorError):
+    def __init__(self, source_id: str, detail: str = "") -> None:
+        self.source_id = source_id
+        super().__init__(f"{source_id}: {detail}" if detail else source_id)
+
+
+class SourceDenied(SourceError):
+    """The principal does not share a group with the source."""
+
+
+class SourceNotFound(SourceError):
+    """The source, its version or the span is gone."""
+
+
+class SourceUnavailable(SourceError):
+    """A transient fault reading the source (retried, bounded)."""
+
+
+class CitationMismatch(InvestigatorError):
+    """`source_text[start:end] != quote`."""
+
+
+class RunNotFound(InvestigatorError):
+    exit_code = 3
+
+
+class RunStateError(InvestigatorError):
+    exit_code = 3
+
+
+class IndexMissing(InvestigatorError):
+    """The retrieval index for a case has not been built or is stale."""
+
+    exit_code = 2

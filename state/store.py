@@ -1,0 +1,325 @@
+"""The authoritative investigation store: SQLModel tables on SQLite (default) or PostgreSQL.
+
+Rows hold small indexed columns plus the frozen value as JSON, so the pydantic models stay
+the contract and the tables stay simple. Every write is idempotent on a deterministic key:
+re-running a step after a crash adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Field, Session, SQLModel, create_engine, select
+
+from state.claims import ClaimDecision, StopReason
+from state.errors import ConfigError, RunNotFound
+from state.evidence import BridgeOccurrence, Evidence, ReadRecord
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "inv_run"
+    run_id: str = Field(primary_key=True)
+    case_id: str
+    case_dir: str
+    retrieval: str
+    principal_id: str
+    status: str = "running"
+    """running | stopped | awaiting_permission"""
+    stop_kind: str | None = None
+    stop_json: str | None = None
+    rounds_limit: int
+    reads_limit: int
+    rounds_used: int = 0
+    reads_used: int = 0
+    watermark: str = ""
+    grants: str = "[]"
+    """JSON list of groups granted to the principal for this run (pause-for-permission)."""
+    created_at: datetime = Field(default_factory=_now)
+    updated_at: datetime = Field(default_factory=_now)
+
+
+class EvidenceRow(SQLModel, table=True):
+    __tablename__ = "inv_evidence"
+    run_id: str = Field(primary_key=True)
+    evidence_id: str = Field(primary_key=True)
+    key: str = Field(index=True)
+    source_id: str = Field(index=True)
+    status: str = "active"
+    round: int = 0
+    payload: str
+
+
+class ReadRow(SQLModel, table=True):
+    __tablename__ = "inv_read"
+    run_id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    seq: int
+    round: int
+    source_id: str
+    outcome: str
+    payload: str
+
+
+class DecisionRow(SQLModel, table=True):
+    __tablename__ = "inv_claim_decision"
+    run_id: str = Field(primary_key=True)
+    claim_id: str = Field(primary_key=True)
+    revision: int = Field(primary_key=True)
+    round: int
+    state: str
+    verdict: str
+    payload: str
+
+
+class StepRow(SQLModel, table=True):
+    __tablename__ = "inv_step"
+    run_id: str = Field(primary_key=True)
+    round: int = Field(primary_key=True)
+    node: str = Field(primary_key=True)
+    seq: int
+    payload: str
+    at: datetime = Field(default_factory=_now)
+
+
+class BridgeRow(SQLModel, table=True):
+    __tablename__ = "inv_bridge"
+    run_id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    entity: str = Field(index=True)
+    evidence_id: str
+    payload: str
+
+
+class HopRow(SQLModel, table=True):
+    __tablename__ = "inv_hop"
+    run_id: str = Field(primary_key=True)
+    source: str = Field(primary_key=True)
+    target: str = Field(primary_key=True)
+    evidence_id: str = Field(primary_key=True)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for a store URL (`sqlite:///path.db` or `postgresql+psycopg://…`)."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(conn: Any, _record: Any) -> None:
+            cur = conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    if url.startswith("postgresql"):
+        return create_engine(url, pool_pre_ping=True)
+    raise ConfigError(f"store URL {url!r}: expected sqlite:///… or postgresql+psycopg://…")
+
+
+class Store:
+    """Reads and writes one investigation store. The engine is passed in."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        SQLModel.metadata.create_all(engine)
+
+    @classmethod
+    def from_url(cls, url: str) -> "Store":
+        return cls(make_engine(url))
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+            session.commit()
+
+    # runs -----------------------------------------------------------------
+    def create_run(self, row: RunRow) -> RunRow:
+        with self._session() as s:
+            existing = s.get(RunRow, row.run_id)
+            if existing is not None:
+                return existing
+            s.add(row)
+        return row
+
+    def run(self, run_id: str) -> RunRow:
+        with self._session() as s:
+            row = s.get(RunRow, run_id)
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in the store")
+        return row
+
+    def has_run(self, run_id: str) -> bool:
+        with self._session() as s:
+            return s.get(RunRow, run_id) is not None
+
+    def runs(self) -> list[RunRow]:
+        with self._session() as s:
+            return list(s.exec(select(RunRow).order_by(RunRow.updated_at.desc())))
+
+    def update_run(self, run_id: str, **fields: Any) -> RunRow:
+        with self._session() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise RunNotFound(f"no run {run_id!r} in the store")
+            for k, v in fields.items():
+                setattr(row, k, v)
+            row.updated_at = _now()
+            s.add(row)
+        return row
+
+    def set_stop(self, run_id: str, stop: StopReason | None, status: str) -> None:
+        self.update_run(
+            run_id,
+            status=status,
+            stop_kind=stop.kind if stop else None,
+            stop_json=stop.model_dump_json() if stop else None,
+        )
+
+    def stop_reason(self, run_id: str) -> StopReason | None:
+        row = self.run(run_id)
+        return StopReason.model_validate_json(row.stop_json) if row.stop_json else None
+
+    # evidence -------------------------------------------------------------
+    def evidence_by_key(self, run_id: str, key: str) -> Evidence | None:
+        with self._session() as s:
+            row = s.exec(select(EvidenceRow).where(EvidenceRow.run_id == run_id, EvidenceRow.key == key)).first()
+        return _evidence(row) if row else None
+
+    def next_evidence_number(self, run_id: str, floor: int) -> int:
+        with self._session() as s:
+            ids = s.exec(select(EvidenceRow.evidence_id).where(EvidenceRow.run_id == run_id)).all()
+        nums = [int(i[1:]) for i in ids if i[1:].isdigit()]
+        return max([floor, *nums]) + 1
+
+    def add_evidence(self, run_id: str, key: str, ev: Evidence) -> Evidence:
+        """Insert unless evidence with the same key exists; returns the stored value."""
+        with self._session() as s:
+            row = s.exec(select(EvidenceRow).where(EvidenceRow.run_id == run_id, EvidenceRow.key == key)).first()
+            if row is not None:
+                return _evidence(row)
+            s.add(EvidenceRow(run_id=run_id, evidence_id=ev.id, key=key, source_id=ev.source_id,
+                              status=ev.status, round=ev.round, payload=ev.model_dump_json()))
+        return ev
+
+    def replace_evidence(self, run_id: str, ev: Evidence) -> None:
+        with self._session() as s:
+            row = s.get(EvidenceRow, (run_id, ev.id))
+            if row is None:
+                raise RunNotFound(f"no evidence {ev.id} in run {run_id}")
+            row.payload, row.status = ev.model_dump_json(), ev.status
+            s.add(row)
+
+    def evidence(self, run_id: str, *, include_inactive: bool = False) -> list[Evidence]:
+        with self._session() as s:
+            q = select(EvidenceRow).where(EvidenceRow.run_id == run_id)
+            if not include_inactive:
+                q = q.where(EvidenceRow.status == "active")
+            rows = list(s.exec(q))
+        out = [_evidence(r) for r in rows]
+        return sorted(out, key=lambda e: (e.round, _num(e.id), e.id))
+
+    # reads ----------------------------------------------------------------
+    def add_read(self, run_id: str, key: str, round_: int, read: ReadRecord) -> bool:
+        """Record a read once; returns False when the key was already recorded."""
+        with self._session() as s:
+            if s.get(ReadRow, (run_id, key)) is not None:
+                return False
+            seq = len(s.exec(select(ReadRow.key).where(ReadRow.run_id == run_id)).all())
+            s.add(ReadRow(run_id=run_id, key=key, seq=seq, round=round_, source_id=read.source_id,
+                          outcome=read.outcome, payload=read.model_dump_json()))
+        return True
+
+    def reads(self, run_id: str) -> list[tuple[int, ReadRecord]]:
+        with self._session() as s:
+            rows = list(s.exec(select(ReadRow).where(ReadRow.run_id == run_id).order_by(ReadRow.seq)))
+        return [(r.round, ReadRecord.model_validate_json(r.payload)) for r in rows]
+
+    # decisions ------------------------------------------------------------
+    def add_decision(self, run_id: str, round_: int, decision: ClaimDecision) -> bool:
+        """Append a revision when the decision changed; history is never overwritten."""
+        with self._session() as s:
+            rows = list(s.exec(select(DecisionRow).where(
+                DecisionRow.run_id == run_id, DecisionRow.claim_id == decision.claim_id
+            ).order_by(DecisionRow.revision)))
+            if rows and rows[-1].payload == decision.model_dump_json():
+                return False
+            if rows and rows[-1].round == round_ and round_ > 0:
+                # the same round re-decided (a re-run after a crash): keep one revision per round
+                rows[-1].payload, rows[-1].state, rows[-1].verdict = (
+                    decision.model_dump_json(), decision.state, decision.verdict)
+                s.add(rows[-1])
+                return True
+            s.add(DecisionRow(run_id=run_id, claim_id=decision.claim_id, revision=len(rows), round=round_,
+                              state=decision.state, verdict=decision.verdict, payload=decision.model_dump_json()))
+        return True
+
+    def decisions(self, run_id: str) -> dict[str, ClaimDecision]:
+        """The latest decision of each claim."""
+        latest: dict[str, ClaimDecision] = {}
+        for _round, d in self.decision_history(run_id):
+            latest[d.claim_id] = d
+        return latest
+
+    def decision_history(self, run_id: str) -> list[tuple[int, ClaimDecision]]:
+        with self._session() as s:
+            rows = list(s.exec(select(DecisionRow).where(DecisionRow.run_id == run_id)
+                               .order_by(DecisionRow.claim_id, DecisionRow.revision)))
+        return [(r.round, ClaimDecision.model_validate_json(r.payload)) for r in rows]
+
+    # steps ----------------------------------------------------------------
+    def add_step(self, run_id: str, round_: int, node: str, payload: dict[str, Any]) -> None:
+        with self._session() as s:
+            row = s.get(StepRow, (run_id, round_, node))
+            text = json.dumps(payload, sort_keys=True, default=str)
+            if row is not None:
+                row.payload = text
+                s.add(row)
+                return
+            seq = len(s.exec(select(StepRow.node).where(StepRow.run_id == run_id)).all())
+            s.add(StepRow(run_id=run_id, round=round_, node=node, seq=seq, payload=text))
+
+    def steps(self, run_id: str) -> list[dict[str, Any]]:
+        with self._session() as s:
+            rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(StepRow.seq)))
+        return [{"round": r.round, "node": r.node, "at": r.at.isoformat(), **json.loads(r.payload)} for r in rows]
+
+    # bridges and hops -----------------------------------------------------
+    def add_bridge(self, run_id: str, key: str, occ: BridgeOccurrence) -> None:
+        with self._session() as s:
+            if s.get(BridgeRow, (run_id, key)) is None:
+                s.add(BridgeRow(run_id=run_id, key=key, entity=occ.entity, evidence_id=occ.evidence_id,
+                                payload=occ.model_dump_json()))
+
+    def bridges(self, run_id: str) -> list[BridgeOccurrence]:
+        with self._session() as s:
+            rows = list(s.exec(select(BridgeRow).where(BridgeRow.run_id == run_id).order_by(BridgeRow.key)))
+        return [BridgeOccurrence.model_validate_json(r.payload) for r in rows]
+
+    def add_hop(self, run_id: str, source: str, target: str, evidence_id: str) -> None:
+        with self._session() as s:
+            if s.get(HopRow, (run_id, source, target, evidence_id)) is None:
+                s.add(HopRow(run_id=run_id, source=source, target=target, evidence_id=evidence_id))
+
+    def hops(self, run_id: str) -> list[tuple[str, str, str]]:
+        with self._session() as s:
+            rows = list(s.exec(select(HopRow).where(HopRow.run_id == run_id)))
+        return sorted((r.source, r.target, r.evidence_id) for r in rows)
+
+
+def _num(evidence_id: str) -> int:
+    return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
+
+
+def _evidence(row: EvidenceRow) -> Evidence:
+    return Evidence.model_validate_json(row.payload)

@@ -1,0 +1,88 @@
+"""A case folder is validated with errors that name the file, the field and the expectation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from state.case import load_case
+from state.errors import CaseError
+from tools.corpus import load_manifest, load_sources
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+
+
+def test_every_shipped_case_validates():
+    for case_dir in sorted((ROOT / "cases").iterdir()):
+        if (case_dir / "case.yaml").exists():
+            case = load_case(case_dir)
+            docs = load_sources(case_dir, load_manifest(case_dir))
+            assert case.required_claims and docs
+
+
+def test_the_reference_case_has_the_sources_an_investigation_needs():
+    docs = load_sources(REFERENCE)
+    kinds = {d.kind for d in docs}
+    assert len(docs) >= 30
+    assert kinds >= {"runbook", "postmortem", "doc", "change", "metric", "log", "config", "mapping", "ownership", "catalog"}
+    case = load_case(REFERENCE)
+    assert any(not (set(d.entry.groups) & set(case.principal.groups)) for d in docs), "an unreadable source exists"
+    e12 = next(e for e in case.initial_evidence if e.id == "E12")
+    assert e12.trust == "unverified"
+
+
+def _edit(case_dir: Path, name: str, change) -> None:
+    path = case_dir / name
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.mark.parametrize("name, change, field, expected", [
+    ("case.yaml", lambda d: d["window"].update(start="2026-04-29T10:35:00"), "window.start", "UTC offset"),
+    ("case.yaml", lambda d: d.update(subject="order"), "subject", "env/service"),
+    ("case.yaml", lambda d: d["budgets"].update(rounds=0), "budgets.rounds", "greater than or equal to 1"),
+    ("case.yaml", lambda d: d["required_claims"][0].update(kind="vibes"), "required_claims.0", "tag"),
+    ("case.yaml", lambda d: d["required_claims"][3].update(competitors=["nope"]), "<document>", "nope"),
+    ("sources.yaml", lambda d: d["sources"][0].update(kind="tweet"), "sources.0.kind", "runbook"),
+    ("sources.yaml", lambda d: d["sources"][0].pop("groups"), "sources.0.groups", "required"),
+])
+def test_a_malformed_case_names_file_field_and_expectation(case_copy, name, change, field, expected):
+    _edit(case_copy, name, change)
+    with pytest.raises(CaseError) as err:
+        load_case(case_copy)
+        load_sources(case_copy)
+    assert err.value.file.endswith(name)
+    assert err.value.field.startswith(field) or field == "<document>"
+    assert expected.lower() in str(err.value).lower()
+
+
+def test_front_matter_groups_must_agree_with_the_manifest(case_copy):
+    path = case_copy / "sources/runbooks/order-service-runbook-v3.md"
+    text = path.read_text()
+    path.write_text(text.replace("---\n", "---\ngroups: [everyone]\n", 1) if "groups:" not in text.split("---")[1]
+                    else text.replace("groups: [", "groups: [everyone, ", 1))
+    with pytest.raises(CaseError, match="groups"):
+        load_sources(case_copy)
+
+
+def test_a_log_line_without_a_timestamp_is_rejected_with_its_line_number(case_copy):
+    path = next((case_copy / "sources/logs").glob("*.log"))
+    path.write_text(path.read_text() + "no timestamp here\n")
+    with pytest.raises(CaseError, match=r"line \d+"):
+        load_sources(case_copy)
+
+
+def test_the_cli_exits_2_and_writes_nothing_for_a_bad_case(case_copy, tmp_path):
+    _edit(case_copy, "case.yaml", lambda d: d["window"].update(end="yesterday"))
+    home, out = tmp_path / "home", tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "investigator.cli", "--home", str(home), "run", str(case_copy),
+                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "case.yaml" in proc.stderr and "window.end" in proc.stderr
+    assert not out.exists() and not home.exists()

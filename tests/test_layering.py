@@ -1,0 +1,55 @@
+"""The dependency direction state ← tools ← graphs ← investigator, and a runtime free of case names."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["state", "tools", "graphs", "investigator"]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_package_imports_only_the_layers_below_it(layer):
+    forbidden = set(LAYERS[LAYERS.index(layer) + 1:])
+    for path in (ROOT / layer).rglob("*.py"):
+        wrong = _imports(path) & forbidden
+        assert not wrong, f"{path.relative_to(ROOT)} imports {wrong} (upward)"
+
+
+def _case_specific_names() -> set[str]:
+    names = {"ALR-", "run_0429"}
+    for case in (ROOT / "cases").iterdir():
+        if (case / "case.yaml").exists():
+            data = yaml.safe_load((case / "case.yaml").read_text())
+            names.add(data["subject"].split("/", 1)[1])
+            names.add(data["id"])
+        exp = case / "expected.yaml"
+        if exp.exists():
+            for claim in yaml.safe_load(exp.read_text())["claims"].values():
+                for hop in claim.get("bridge_path", []):
+                    names.update({hop["from"], hop["to"]})
+    return names
+
+
+def test_the_runtime_names_no_case_service_key_or_alert():
+    names = _case_specific_names()
+    for layer in LAYERS:
+        for path in (ROOT / layer).rglob("*.py"):
+            text = path.read_text()
+            found = sorted(n for n in names if n in text)
+            assert not found, f"{path.relative_to(ROOT)} names case-specific {found}"

@@ -1,0 +1,89 @@
+"""ALR-20260429-017 end to end with the basic tool: the verdicts, citations and leaks the product promises."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from state.expected import load_expected
+from tools.corpus import load_manifest, load_source
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+
+
+def test_every_claim_gets_the_expected_verdict_and_the_run_stops_evidence_ready(reference_run):
+    _inv, result, _out = reference_run
+    expected = load_expected(REFERENCE)
+    got = {c.id: c.verdict for c in result.report.claims}
+    assert got == {cid: g.verdict for cid, g in expected.claims.items()}
+    assert result.report.stop.kind == expected.stop_reason
+
+
+def test_the_causal_claim_follows_the_gold_bridge_path_hop_by_hop(reference_run):
+    _inv, result, _out = reference_run
+    gold = load_expected(REFERENCE).claims["causal_attribution"].bridge_path
+    claim = next(c for c in result.report.claims if c.id == "causal_attribution")
+    assert [(h.source, h.target) for h in claim.path] == [(g.from_, g.to) for g in gold]
+    evidence = {e.id: e for e in result.report.evidence}
+    for hop, g in zip(claim.path, gold):
+        assert hop.applicable
+        quotes = [evidence[i].span.quote for i in hop.evidence_ids if evidence[i].source_id == g.source]
+        assert any(g.quote in q for q in quotes), f"hop {hop.source}->{hop.target} lacks gold span of {g.source}"
+
+
+def test_the_alert_figure_is_never_confirmation_on_its_own(reference_run):
+    _inv, result, _out = reference_run
+    symptom = next(c for c in result.report.claims if c.id == "symptom_window")
+    evidence = {e.id: e for e in result.report.evidence}
+    e12 = evidence["E12"]
+    assert e12.trust == "unverified" and e12.span is None
+    read_back = [i for i in symptom.supporting if evidence[i].kind == "metric"]
+    assert read_back, "confirmed only with a metric series read back from the metrics source"
+    assert evidence[read_back[0]].metric.ratio >= 3.0
+
+
+def test_every_citation_slices_back_to_its_source_version(reference_run):
+    _inv, result, _out = reference_run
+    manifest = {s.id: s for s in load_manifest(REFERENCE).sources}
+    cited = [e for e in result.report.evidence if e.span is not None]
+    assert cited
+    for ev in cited:
+        doc = load_source(REFERENCE, manifest[ev.source_id])
+        assert doc.version == ev.version
+        assert doc.text[ev.span.start:ev.span.end] == ev.span.quote
+
+
+def test_nothing_from_an_unreadable_source_reaches_report_store_or_checkpoints(reference_run):
+    inv, result, out = reference_run
+    canaries = load_expected(REFERENCE).canaries
+    assert canaries
+    blobs = [(out / "report.md").read_text(), (out / "report.json").read_text()]
+    for db in (inv.settings.workspace / "investigator.db", inv.settings.checkpoint_path):
+        con = sqlite3.connect(db)
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            blobs.append(json.dumps(con.execute(f"SELECT * FROM {table}").fetchall(), default=repr))
+        con.close()
+    for canary in canaries:
+        assert not any(canary in b for b in blobs), f"{canary} leaked"
+
+
+def test_historical_and_untrusted_sources_are_labelled_where_they_appear(reference_run):
+    _inv, result, out = reference_run
+    for ev in result.report.evidence:
+        if ev.source_id.startswith("PM-2025-1107"):
+            assert ev.label == "historical"
+    md = (out / "report.md").read_text()
+    assert "**[historical]**" in md
+
+
+def test_the_report_carries_the_run_facts_an_on_call_engineer_needs(reference_run):
+    _inv, result, out = reference_run
+    data = json.loads((out / "report.json").read_text())
+    assert data["schema"] == "investigator/report@1"
+    assert data["budgets"]["rounds_used"] <= data["budgets"]["rounds_limit"]
+    assert {"denied", "failed", "not_found"} <= set(data["reads"])
+    assert [t["node"] for t in data["timeline"][:5]] == ["plan", "retrieve", "read", "update", "decide"]
+    for claim in data["claims"]:
+        assert claim["rule"] and claim["verdict"] in ("confirmed", "inferred", "insufficient", "refuted")

@@ -1,0 +1,101 @@
+"""The basic tool: plain vector search over the chunks, fused by rank with a BM25 channel.
+
+The access filter and the hard filters make a mask *before* any score is computed: a chunk
+the principal cannot read is never scored, ranked or returned.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from state.evidence import Hit
+from tools.access import AccessSnapshot
+from tools.embedding import Embedder
+from tools.index import open_index
+from tools.lexical import BM25
+from tools.retrieval import SearchQuery
+
+RRF_K = 60
+
+
+class ChunkTable:
+    """The index's chunks in memory: metadata columns, texts and a vector matrix."""
+
+    def __init__(self, index_path: Path) -> None:
+        con = open_index(index_path)
+        try:
+            rows = con.execute(
+                "SELECT chunk_id, source_id, kind, environment, start_, end_, text, vec, revision FROM chunks ORDER BY chunk_id"
+            ).fetchall()
+        finally:
+            con.close()
+        self.ids = [r[0] for r in rows]
+        self.source_ids = np.array([r[1] for r in rows], dtype=object)
+        self.kinds = np.array([r[2] for r in rows], dtype=object)
+        self.envs = np.array([r[3] for r in rows], dtype=object)
+        self.starts = [r[4] for r in rows]
+        self.ends = [r[5] for r in rows]
+        self.texts = [r[6] for r in rows]
+        self.revisions = [r[8] for r in rows]
+        dim = len(rows[0][7]) if rows else 0
+        self.vectors = np.array([r[7] for r in rows], dtype=np.float32).reshape(len(rows), dim)
+        self.position = {cid: i for i, cid in enumerate(self.ids)}
+
+    def mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
+        readable = access.readable()
+        m = np.fromiter((s in readable for s in self.source_ids), dtype=bool, count=len(self.ids))
+        m &= (self.envs == query.environment) | (self.envs == "*")
+        if query.kinds:
+            m &= np.isin(self.kinds, list(query.kinds))
+        for cid in query.exclude:
+            i = self.position.get(cid)
+            if i is not None:
+                m[i] = False
+        return m
+
+    def hit(self, i: int, score: float, rank: int, channel: str, tool: str) -> Hit:
+        return Hit(source_id=str(self.source_ids[i]), chunk_id=self.ids[i], start=self.starts[i], end=self.ends[i],
+                   score=round(float(score), 6), rank=rank, channel=channel, tool=tool,
+                   revision=self.revisions[i])
+
+
+def rrf(rankings: dict[str, list[int]], k: int = RRF_K) -> list[tuple[int, float, str]]:
+    """Reciprocal-rank fusion: (row, fused score, channels that found it), best first."""
+    scores: dict[int, float] = {}
+    found: dict[int, list[str]] = {}
+    for channel, rows in rankings.items():
+        for rank, row in enumerate(rows):
+            scores[row] = scores.get(row, 0.0) + 1.0 / (k + rank + 1)
+            found.setdefault(row, []).append(channel)
+    ordered = sorted(scores, key=lambda r: (-scores[r], r))
+    return [(r, scores[r], "+".join(found[r])) for r in ordered]
+
+
+class BasicRetrieval:
+    """Dense (MiniLM) + lexical (BM25) retrieval over the shared chunk index."""
+
+    name = "basic"
+
+    def __init__(self, index_path: Path, embedder: Embedder, lexical: bool = True) -> None:
+        self.table = ChunkTable(index_path)
+        self.embedder = embedder
+        self.bm25 = BM25(self.table.texts) if lexical else None
+
+    def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
+        mask = self.table.mask(query, access)
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        depth = max(query.k * 4, 20)
+        qv = self.embedder.embed([query.text])[0]
+        dense = self.table.vectors[rows] @ qv
+        rankings = {"dense": [int(rows[i]) for i in np.argsort(-dense, kind="stable")[:depth]]}
+        if self.bm25 is not None:
+            lex = self.bm25.scores(query.text)[rows]
+            order = [int(rows[i]) for i in np.argsort(-lex, kind="stable")[:depth] if lex[i] > 0]
+            if order:
+                rankings["lexical"] = order
+        fused = rrf(rankings)[: query.k]
+        return [self.table.hit(r, s, rank, ch, self.name) for rank, (r, s, ch) in enumerate(fused, start=1)]

@@ -1,0 +1,178 @@
+"""The shared ingestion index of a case, kept in DuckDB.
+
+One file per case holds the chunks (text, offsets, metadata, vectors), the metric points,
+log lines, change records and the other structured records, plus tombstones. Both retrieval
+tools read their chunks from here; the structured tools answer time-window queries here.
+Vectors are cached by text hash, so a rebuild re-embeds only what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from state._base import Frozen, content_hash, stable_id
+from state.errors import IndexMissing
+from state.sources import ChangeRecord
+from tools.chunking import Chunk, chunk_source
+from tools.corpus import SourceDoc, load_manifest, load_sources
+from tools.embedding import Embedder
+
+SCHEMA_VERSION = 1
+Progress = Callable[[str], None]
+
+
+class IndexInfo(Frozen):
+    path: str
+    fingerprint: str
+    chunks: int
+    sources: int
+    embedded: int
+    """Chunks embedded in this build (the rest came from the vector cache)."""
+    seconds: float
+    bytes: int
+
+
+def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str]) -> str:
+    return stable_id(SCHEMA_VERSION, sorted((d.id, d.revision) for d in docs if d.id not in tombstones))
+
+
+def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS embed_cache (hash VARCHAR PRIMARY KEY, vec FLOAT[{dim}])")
+    con.execute("CREATE TABLE IF NOT EXISTS tombstones (source_id VARCHAR PRIMARY KEY, deleted_at TIMESTAMPTZ, reason VARCHAR)")
+    for table in ("chunks", "sources", "metric_points", "log_lines", "changes", "records"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute(f"""CREATE TABLE chunks (chunk_id VARCHAR PRIMARY KEY, source_id VARCHAR, kind VARCHAR,
+        environment VARCHAR, service VARCHAR, version VARCHAR, revision VARCHAR, status VARCHAR, trust VARCHAR,
+        title VARCHAR, start_ INTEGER, end_ INTEGER, text VARCHAR, ts TIMESTAMPTZ, vec FLOAT[{dim}])""")
+    con.execute("""CREATE TABLE sources (source_id VARCHAR PRIMARY KEY, kind VARCHAR, environment VARCHAR,
+        service VARCHAR, version VARCHAR, revision VARCHAR, status VARCHAR, trust VARCHAR, title VARCHAR)""")
+    con.execute("""CREATE TABLE metric_points (source_id VARCHAR, metric VARCHAR, service VARCHAR,
+        environment VARCHAR, unit VARCHAR, ts TIMESTAMPTZ, value DOUBLE, start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE log_lines (source_id VARCHAR, service VARCHAR, environment VARCHAR,
+        ts TIMESTAMPTZ, start_ INTEGER, end_ INTEGER, line VARCHAR)""")
+    con.execute("""CREATE TABLE changes (source_id VARCHAR, change_id VARCHAR, type VARCHAR, service VARCHAR,
+        environment VARCHAR, started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ, dependencies VARCHAR)""")
+    con.execute("CREATE TABLE records (source_id VARCHAR, kind VARCHAR, service VARCHAR, environment VARCHAR)")
+
+
+def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None) -> IndexInfo:
+    """(Re)build the case index at `path` from the case's sources, honouring tombstones."""
+    t0 = time.perf_counter()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    docs = load_sources(case_dir, load_manifest(case_dir))
+    con = duckdb.connect(str(path))
+    try:
+        _schema(con, embedder.dim)
+        dead = {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
+        live = [d for d in docs if d.id not in dead]
+        chunks = [c for d in live for c in chunk_source(d)]
+        progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
+        vecs, embedded = _vectors(con, chunks, embedder, progress)
+        con.executemany(
+            "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(c.id, c.source_id, c.kind, c.environment, c.service, c.version, c.revision, c.status, c.trust,
+              c.title, c.start, c.end, c.text, c.ts, v.tolist()) for c, v in zip(chunks, vecs)],
+        )
+        _structured(con, live)
+        fp = corpus_fingerprint(docs, dead)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
+                    [fp, embedder.name, str(embedder.dim)])
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    info = IndexInfo(path=str(path), fingerprint=fp, chunks=len(chunks), sources=len(live), embedded=embedded,
+                     seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
+    progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
+    return info
+
+
+def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embedder,
+             progress: Progress) -> tuple[np.ndarray, int]:
+    hashes = [content_hash(embedder.name + "\x1f" + c.text) for c in chunks]
+    cached: dict[str, list[float]] = {}
+    if hashes:
+        con.execute("CREATE TEMP TABLE want (hash VARCHAR)")
+        con.executemany("INSERT INTO want VALUES (?)", [(h,) for h in set(hashes)])
+        cached = dict(con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall())
+        con.execute("DROP TABLE want")
+    todo = [i for i, h in enumerate(hashes) if h not in cached]
+    if todo:
+        progress(f"embedding {len(todo)} chunks with {embedder.name}")
+        fresh = embedder.embed([chunks[i].text for i in todo])
+        rows = {}
+        for i, v in zip(todo, fresh):
+            rows[hashes[i]] = v.tolist()
+        con.executemany("INSERT OR REPLACE INTO embed_cache VALUES (?, ?)", list(rows.items()))
+        cached.update(rows)
+    mat = np.array([cached[h] for h in hashes], dtype=np.float32).reshape(len(chunks), embedder.dim)
+    return mat, len(todo)
+
+
+def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc]) -> None:
+    con.executemany("INSERT INTO sources VALUES (?,?,?,?,?,?,?,?,?)",
+                    [(d.id, d.kind, d.entry.environment, d.entry.service, d.version, d.revision, d.status,
+                      d.entry.trust, d.title) for d in docs])
+    points, lines, changes, records = [], [], [], []
+    for d in docs:
+        if d.meta is not None:
+            points += [(d.id, d.meta.metric, d.meta.service, d.meta.environment, d.meta.unit, p.ts, p.value,
+                        p.start, p.end) for p in d.points]
+        for ln in d.lines:
+            lines.append((d.id, d.entry.service, d.entry.environment, ln.ts, ln.start, ln.end, d.text[ln.start:ln.end]))
+        if isinstance(d.record, ChangeRecord):
+            r = d.record
+            changes.append((d.id, r.id, r.type, r.service, r.environment, r.started_at, r.completed_at,
+                            json.dumps([x.name for x in r.dependency_changes])))
+        elif d.record is not None:
+            records.append((d.id, d.kind, getattr(d.record, "service", d.entry.service), d.entry.environment))
+    for table, rows, width in (("metric_points", points, 9), ("log_lines", lines, 7), ("changes", changes, 8),
+                               ("records", records, 4)):
+        if rows:
+            con.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * width)})", rows)
+
+
+def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
+    """Mark a source deleted: it is dropped now and never indexed or recalled again."""
+    con = open_index(path, read_only=False)
+    try:
+        con.execute("INSERT OR REPLACE INTO tombstones VALUES (?, now(), ?)", [source_id, reason])
+        for table in ("chunks", "sources", "metric_points", "log_lines", "changes", "records"):
+            con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
+    finally:
+        con.close()
+
+
+def open_index(path: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    if not Path(path).exists():
+        raise IndexMissing(f"no index at {path}: run `investigator index CASE` first")
+    return duckdb.connect(str(path), read_only=read_only)
+
+
+def index_fingerprint(path: Path) -> str | None:
+    if not Path(path).exists():
+        return None
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    return row[0] if row else None
+
+
+def tombstoned(path: Path) -> set[str]:
+    if not Path(path).exists():
+        return set()
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
+    finally:
+        con.close()

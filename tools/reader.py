@@ -1,0 +1,97 @@
+"""The read tool: read back the exact span of the current source version, at read time.
+
+Permission is checked again when reading (access may have changed since the search).
+Outcomes are distinct: `ok`, `denied` (never retried), `not_found`, `failed` (a transient
+fault retried with bounded exponential back-off, then given up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from state._base import Frozen
+from state.errors import CaseError, SourceDenied, SourceNotFound, SourceUnavailable
+from state.evidence import ReadRecord
+from tools.access import AccessPolicy, AccessSnapshot
+from tools.corpus import SourceDoc, load_manifest, load_source
+
+
+class RetryPolicy(Frozen):
+    attempts: int = 3
+    wait_initial: float = 0.05
+    wait_max: float = 0.5
+
+
+class ReadResult(Frozen):
+    record: ReadRecord
+    doc: SourceDoc | None = None
+    watermark: str = ""
+
+
+FaultHook = Callable[[str], None]
+"""Called before each attempt with the source id; raises SourceUnavailable to inject a fault."""
+
+
+class Reader:
+    def __init__(self, case_dir: Path, policy: AccessPolicy, retry: RetryPolicy = RetryPolicy(),
+                 fault: FaultHook | None = None) -> None:
+        self.case_dir = Path(case_dir)
+        self.policy = policy
+        self.retry = retry
+        self.fault = fault
+
+    def _fetch(self, source_id: str, access: AccessSnapshot) -> SourceDoc:
+        if self.fault is not None:
+            self.fault(source_id)
+        manifest = load_manifest(self.case_dir)
+        entry = next((s for s in manifest.sources if s.id == source_id), None)
+        if entry is None:
+            raise SourceNotFound(source_id, "not in the manifest")
+        if not access.can_read(source_id):
+            raise SourceDenied(source_id, "the principal shares no group with the source")
+        try:
+            return load_source(self.case_dir, entry)
+        except CaseError as exc:
+            raise SourceNotFound(source_id, str(exc)) from None
+
+    def read(self, source_id: str, start: int | None = None, end: int | None = None,
+             revision: str | None = None) -> ReadResult:
+        """Read a source (and optionally check a span of a known revision) with the current access."""
+        access = self.policy.current()
+        attempts = 0
+
+        def once() -> SourceDoc:
+            nonlocal attempts
+            attempts += 1
+            return self._fetch(source_id, access)
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(SourceUnavailable),
+            stop=stop_after_attempt(self.retry.attempts),
+            wait=wait_exponential(multiplier=self.retry.wait_initial, max=self.retry.wait_max),
+            reraise=False,
+        )
+        base = {"source_id": source_id, "start": start or 0, "end": end or 0}
+        try:
+            doc = retrying(once)
+        except SourceDenied as exc:
+            return ReadResult(record=ReadRecord(**base, outcome="denied", detail=str(exc), attempts=attempts),
+                              watermark=access.watermark)
+        except SourceNotFound as exc:
+            return ReadResult(record=ReadRecord(**base, outcome="not_found", detail=str(exc), attempts=attempts),
+                              watermark=access.watermark)
+        except RetryError as exc:
+            detail = str(exc.last_attempt.exception()) if exc.last_attempt else "unavailable"
+            return ReadResult(record=ReadRecord(**base, outcome="failed", detail=detail, attempts=attempts),
+                              watermark=access.watermark)
+        if revision is not None and doc.revision != revision:
+            detail = f"source changed since indexing (revision {revision} -> {doc.revision})"
+            return ReadResult(record=ReadRecord(**base, version=doc.version, outcome="not_found", detail=detail,
+                                                attempts=attempts), doc=doc, watermark=access.watermark)
+        return ReadResult(
+            record=ReadRecord(**base, version=doc.version, outcome="ok", attempts=attempts),
+            doc=doc, watermark=access.watermark,
+        )
