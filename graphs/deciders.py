@@ -87,16 +87,17 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, searches: Searches) 
     rule = "change_in_window: a change record of the subject read back inside the window (minus lookback)"
     services = {k.case.subject.service}
     if claim.include_dependencies:
-        services |= {n for n in k.graph.neighbors(k.case.subject.service) if k.kinds.get(n) == "service"} \
-            if k.case.subject.service in k.graph else set()
+        rule += " or of a service it depends on (from the service catalog)"
+        services |= set(k.dependencies or ())
     found = [eid for rec, eid in k.subject_changes(services) if rec.type in claim.change_types]
     if found:
         return ClaimDecision(claim_id=claim.id, state="supported", verdict="confirmed", rule=rule,
                              supporting=tuple(found))
-    looked = searches.for_claim(claim.id, "changes")
+    looked = [s for s in searches.for_claim(claim.id, "changes") if services <= set(s["gap"]["params"]["services"])]
     denied = sorted({d for s in looked for d in s.get("denied", [])})
     failed = sorted({f for s in looked for f in s.get("failed", [])})
-    if looked and not denied and not failed and all(not s.get("hits") for s in looked):
+    known = not claim.include_dependencies or k.dependencies is not None
+    if known and looked and not denied and not failed and all(not s.get("hits") for s in looked):
         return ClaimDecision(claim_id=claim.id, state="refuted", verdict="refuted",
                              rule=rule + "; every readable change source searched, none in the window")
     missing = f"change records for {k.case.subject} between {k.case.window.change_from.isoformat()} and {k.case.window.end.isoformat()}"
@@ -162,13 +163,21 @@ def _version_specific(k: Knowledge, claim: CausalChainClaim, comp: str, end: str
     return edge
 
 
+def g_nodes(k: Knowledge) -> list[str]:
+    return list(k.graph.nodes)
+
+
+def path_change_ids(k: Knowledge, services: set[str]) -> set[str]:
+    return {eid for _rec, eid in k.subject_changes(services)}
+
+
 def decide_causal(claim: CausalChainClaim, k: Knowledge, searches: Searches) -> ClaimDecision:
     rule = (f"causal_chain: bridge path {k.case.subject.service} → … → {'/'.join(claim.end_kinds)}"
             f"{' through an in-window change' if claim.through_change else ''}, every hop from an applicable source, "
             f"competitors refuted")
     start = k.case.subject.service
-    changed = k.changed_entities
-    change_ids = tuple(eid for _rec, eid in k.subject_changes())
+    changed_map = k.changed_by({start} | {n for n in g_nodes(k) if k.kinds.get(n) == "service"})
+    changed = set(changed_map)
     g = k.graph
     ends = [n for n in g.nodes if k.kinds.get(n) in claim.end_kinds and n != start]
     candidates: list[tuple[int, int, int, list[str], list[tuple[str, list[str], str]]]] = []
@@ -185,6 +194,11 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, searches: Searches) -> 
                 worst = max({"applicable": 0, "unknown": 1, "inapplicable": 2, "untrusted": 3}[s] for s, _i, _n in edges)
                 # how much read evidence names the explanation at all: the best-corroborated end wins
                 support = len({e for n in g.neighbors(path[-1]) for e in g[n][path[-1]]["evidence"]})
+                # only changes of the subject or of a service on the path explain this path
+                on_path = {start} | {n for n in path if k.kinds.get(n) == "service"}
+                if claim.through_change and not any(set(changed_map.get(n, ())) & path_change_ids(k, on_path)
+                                                    for n in path[-2:]):
+                    continue
                 candidates.append((worst, -support, len(path), path, edges))
     competitors = {h: hypothesis_status(k.case.hypothesis(h), k, claim.id, searches) for h in claim.competitors}
     open_comp = [h for h, d in competitors.items() if d.verdict == "insufficient"]
@@ -202,6 +216,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, searches: Searches) -> 
         return ClaimDecision(claim_id=claim.id, state="insufficient", verdict="insufficient", rule=rule,
                              missing=(need,), proposed_by=proposed)
     worst, _support, _n, path, edges = min(candidates, key=lambda c: (c[0], c[1], c[2], c[3]))
+    on_path = {start} | {n for n in path if k.kinds.get(n) == "service"}
+    change_ids = tuple(sorted(path_change_ids(k, on_path)))
     hops = tuple(Hop(source=a, target=b, evidence_ids=tuple(ids), status=s, note=note)
                  for (a, b), (s, ids, note) in zip(zip(path, path[1:]), edges))
     supporting = tuple(dict.fromkeys([e for h in hops for e in h.evidence_ids] + list(change_ids) + list(refuting)))

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from state.case import Case, CausalChainClaim
 from state.evidence import BridgeOccurrence, Evidence
-from state.sources import PROSE_KINDS, ChangeRecord, DeploymentMapping, OwnershipRecord
+from state.sources import PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, OwnershipRecord
 
 Applicability = Literal["applicable", "unknown", "inapplicable", "untrusted"]
 
@@ -56,6 +56,8 @@ class Knowledge:
     """In-window change records of the subject (or its dependencies), with evidence ids."""
     graph: nx.Graph = field(default_factory=nx.Graph)
     kinds: dict[str, str] = field(default_factory=dict)
+    dependencies: tuple[str, ...] | None = None
+    """The subject's `depends_on` from a read service catalog (None until one is read)."""
 
     @classmethod
     def build(cls, case: Case, evidence: list[Evidence], hops: list[tuple[str, str, str]],
@@ -88,6 +90,12 @@ class Knowledge:
                     k.mappings[rec.service] = (rec, ev.id)
                     k.deployed[rec.service] = rec.deployed_version
                     k.deployed_from[rec.service] = ev.id
+            elif ev.source_kind == "catalog":
+                rec = _record(ev, Catalog)
+                if isinstance(rec, Catalog):
+                    deps = [d for svc in rec.services if svc.name == case.subject.service
+                            and svc.environment in (env, "*") for d in svc.depends_on]
+                    k.dependencies = tuple(dict.fromkeys((*(k.dependencies or ()), *deps)))
             elif ev.source_kind == "ownership":
                 rec = _record(ev, OwnershipRecord)
                 if isinstance(rec, OwnershipRecord):
@@ -107,14 +115,22 @@ class Knowledge:
         services = services or {self.case.subject.service}
         return [(rec, eid) for rec, eid in self.changes if rec.service in services]
 
+    def changed_by(self, services: set[str] | None = None) -> dict[str, list[str]]:
+        """Entity -> ids of the in-window change records (of `services`) that changed it."""
+        out: dict[str, list[str]] = {}
+        for rec, eid in self.subject_changes(services):
+            names = {d.name for d in rec.dependency_changes}
+            names |= {c.key.rsplit(".", 1)[-1] for c in rec.config_changes}
+            names |= {c.key.split(".", 1)[0] for c in rec.config_changes if "." in c.key}
+            if rec.service != self.case.subject.service and rec.version_to:
+                names.add(rec.service)  # a dependency service redeployed is itself a changed entity
+            for name in names:
+                out.setdefault(name, []).append(eid)
+        return out
+
     @property
     def changed_entities(self) -> set[str]:
-        out: set[str] = set()
-        for rec, _ in self.subject_changes():
-            out.update(d.name for d in rec.dependency_changes)
-            out.update(c.key.rsplit(".", 1)[-1] for c in rec.config_changes)
-            out.update(c.key.split(".", 1)[0] for c in rec.config_changes if "." in c.key)
-        return out
+        return set(self.changed_by())
 
     def applicability(self, ev: Evidence, claim: CausalChainClaim) -> tuple[Applicability, str]:
         """Whether a source applies to what is deployed now, and why (or what is missing)."""

@@ -37,8 +37,8 @@ def _metric_gap(case: Case, claim_id: str, metric: str, why: str) -> Gap:
 
 def _services_for_changes(case: Case, claim: ChangeInWindowClaim, k: Knowledge) -> list[str]:
     services = [case.subject.service]
-    if claim.include_dependencies and case.subject.service in k.graph:
-        services += sorted(n for n in k.graph.neighbors(case.subject.service) if k.kinds.get(n) == "service")
+    if claim.include_dependencies:
+        services += [d for d in (k.dependencies or ()) if d not in services]
     return services
 
 
@@ -58,6 +58,10 @@ class DeterministicPlanner:
                 yield _metric_gap(case, claim.id, h.predicts.metric,
                                   f"{h.id} predicts {h.predicts.metric} {h.predicts.direction}; reading it decides {claim.id}")
             elif isinstance(claim, ChangeInWindowClaim):
+                if claim.include_dependencies and k.dependencies is None:
+                    yield Gap(claim_id=claim.id, action="records", query=f"service catalog entry of {s.service}",
+                              params={"kinds": ["catalog"], "service": s.service, "environment": s.environment},
+                              reason=f"the services {s.service} depends on decide where a change could be")
                 yield Gap(claim_id=claim.id, action="changes", query=f"changes {s} in window",
                           params={"services": _services_for_changes(case, claim, k), "environment": s.environment,
                                   "start": w.change_from.isoformat(), "end": w.end.isoformat(),
@@ -82,7 +86,7 @@ class DeterministicPlanner:
         if s.service in k.graph:
             order = list(nx.bfs_tree(k.graph, s.service))
             frontier = [n for n in order[1:] if k.kinds.get(n) in EXPANDABLE_KINDS]
-        changed = k.changed_entities
+        changed = set(k.changed_by({s.service, *frontier}))
         for node in [n for n in frontier if n in changed]:
             yield self._expand(case, claim, node, k)
             if node in k.deployed:
@@ -94,6 +98,12 @@ class DeterministicPlanner:
             if hypothesis_status(h, k, claim.id, searches).verdict == "insufficient":
                 yield _metric_gap(case, claim.id, h.predicts.metric,
                                   f"competing hypothesis {h.id} predicts {h.predicts.metric} {h.predicts.direction}")
+        services = [n for n in frontier if k.kinds.get(n) == "service"]
+        if services:
+            yield Gap(claim_id=claim.id, action="changes", query=f"changes of {', '.join(services)} in window",
+                      params={"services": services, "environment": s.environment, "start": w.change_from.isoformat(),
+                              "end": w.end.isoformat(), "types": ["deployment", "config_push", "feature_flag", "rollback"]},
+                      reason="a change of a service the symptom reaches could be what explains it")
         for node in [n for n in frontier if n not in changed]:
             yield self._expand(case, claim, node, k)
 

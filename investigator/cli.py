@@ -85,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("validate", help="check a case folder and report the first problem (file, field, expected)")
-    s.add_argument("case", help="case folder, e.g. cases/ALR-20260429-017")
+    s.add_argument("case", help="case folder, e.g. cases/<case-id>")
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("index", help="build the case's retrieval index (skipped when up to date)")
