@@ -6,7 +6,11 @@ import statistics
 from datetime import datetime
 from itertools import combinations
 
+import yaml
+from pydantic import ValidationError
+
 from graphs.knowledge import node_key
+from state.sources import RECORD_KINDS, Catalog, ServiceConfig
 from state._base import stable_id
 from state.case import Case
 from state.evidence import BridgeOccurrence, Evidence, Finding, Hit, MetricObservation, Scope, Span
@@ -80,6 +84,33 @@ def make_evidence(*, eid: str, doc: SourceDoc, hit: Hit, query: str, span: Span,
     )
 
 
+def _record_hops(ev: Evidence, subject_env: str) -> list[tuple[str, str]]:
+    """A record links what its structure says is linked, not everything it happens to list:
+    a catalog's `depends_on`, a config's service to its keys."""
+    try:
+        data = yaml.safe_load(ev.span.quote) if ev.span else None
+    except yaml.YAMLError:
+        return []
+    key = lambda name: node_key(name, ev.scope.environment, subject_env)  # noqa: E731
+    hops: set[tuple[str, str]] = set()
+    try:
+        if ev.source_kind == "catalog":
+            cat = Catalog.model_validate(data)
+            for svc in cat.services:
+                if svc.environment in ("*", subject_env, ev.scope.environment):
+                    hops |= {tuple(sorted((key(svc.name), key(dep)))) for dep in svc.depends_on}
+        elif ev.source_kind == "config":
+            cfg = ServiceConfig.model_validate(data)
+            for setting in cfg.settings:
+                parts = setting.split(".")
+                owner = parts[0] if len(parts) > 1 else cfg.service
+                hops.add(tuple(sorted((key(cfg.service), key(owner)))))
+                hops.add(tuple(sorted((key(owner), key(parts[-1])))))
+    except (ValidationError, TypeError, AttributeError):
+        return []
+    return sorted(h for h in hops if h[0] != h[1])
+
+
 def bridges_of(ev: Evidence, extractor: EntityExtractor, subject_env: str
                ) -> tuple[list[BridgeOccurrence], list[tuple[str, str]]]:
     """Entity occurrences in the evidence span and the hops (entity pairs) it reads."""
@@ -89,6 +120,8 @@ def bridges_of(ev: Evidence, extractor: EntityExtractor, subject_env: str
                              start=m.start, end=m.end, evidence_id=ev.id)
             for m in extractor.mentions(ev.span.quote, offset=ev.span.start)]
     nodes = sorted({node_key(o.entity, ev.scope.environment, subject_env) for o in occs})
+    if ev.source_kind in RECORD_KINDS:
+        return occs, _record_hops(ev, subject_env)
     hops = [(a, b) for a, b in combinations(nodes, 2)]
     # a document is about its own subject: every entity it names links to that subject
     about = ev.meta.get("service")

@@ -122,8 +122,8 @@ class Knowledge:
             names = {d.name for d in rec.dependency_changes}
             names |= {c.key.rsplit(".", 1)[-1] for c in rec.config_changes}
             names |= {c.key.split(".", 1)[0] for c in rec.config_changes if "." in c.key}
-            if rec.service != self.case.subject.service and rec.version_to:
-                names.add(rec.service)  # a dependency service redeployed is itself a changed entity
+            if rec.service != self.case.subject.service:
+                names.add(rec.service)  # a dependency service that was changed is itself a changed entity
             for name in names:
                 out.setdefault(name, []).append(eid)
         return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from langgraph.types import interrupt
+
 from graphs.deciders import Searches, decide_all
 from graphs.deps import Deps
 from graphs.evidence import bridges_of, evidence_key, make_evidence, span_of
@@ -34,11 +36,18 @@ def _done(deps: Deps, node: str, round_: int, payload: dict[str, Any]) -> None:
         deps.crash.maybe_kill(node, round_)
 
 
+def _next_gap(deps: Deps) -> Gap | None:
+    """The planner's next gap; a gap counts as done only under the access it ran with."""
+    k, searches, decisions, steps = _knowledge(deps)
+    watermark = deps.policy.current().watermark
+    done = {s["gap_fingerprint"] for s in steps if s.get("node") == "retrieve" and s.get("gap_fingerprint")
+            and (not s.get("denied") or s.get("watermark") == watermark)}
+    return deps.planner.next_gap(deps.case, decisions, k, searches, done)
+
+
 def plan(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_ = state.get("round", 0) + 1
-    k, searches, decisions, steps = _knowledge(deps)
-    done = {s["gap_fingerprint"] for s in steps if s.get("node") == "retrieve" and s.get("gap_fingerprint")}
-    gap = deps.planner.next_gap(deps.case, decisions, k, searches, done)
+    gap = _next_gap(deps)
     if gap is None:
         _done(deps, "plan", round_, {"gap": None, "note": "no gap left that an action could change"})
         return {"round": round_, "gap": None, "hits": [], "new_evidence": []}
@@ -80,6 +89,7 @@ def retrieve(state: LoopState, deps: Deps) -> dict[str, Any]:
                   "channel": h.channel} for h in hits],
         "hit_set": sorted({f"{h.source_id}@{h.revision}:{h.start}-{h.end}" for h in hits}),
         "denied": list(found.denied), "searched": list(found.searched),
+        "watermark": deps.policy.current().watermark,
     })
     return {"hits": hits}
 
@@ -119,7 +129,8 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
                                round_=round_, read_at=datetime.now(timezone.utc))
             existing = store.add_evidence(run, ekey, ev)
         new_ids.append(existing.id)
-    _done(deps, "read", round_, {"reads": reads, "new_evidence": new_ids, "failed": failed, "denied": denied})
+    _done(deps, "read", round_, {"reads": reads, "new_evidence": new_ids, "failed": failed, "denied": denied,
+                                 "watermark": deps.policy.current().watermark})
     return {"new_evidence": new_ids}
 
 
@@ -144,12 +155,14 @@ def update(state: LoopState, deps: Deps) -> dict[str, Any]:
     return {}
 
 
-def _blocked(steps: list[dict], decisions: dict[str, ClaimDecision], key: str) -> list[str]:
+def _blocked(steps: list[dict], decisions: dict[str, ClaimDecision], key: str, watermark: str) -> list[str]:
+    """Sources that blocked an open claim under the current access (a grant clears older blocks)."""
     open_claims = {c for c, d in decisions.items() if not d.decided}
     out: list[str] = []
     for s in steps:
         gap = s.get("gap") or {}
-        if s.get("node") in ("retrieve", "read") and (gap.get("claim_id") in open_claims or s.get("node") == "read"):
+        if (s.get("node") in ("retrieve", "read") and s.get("watermark") == watermark
+                and (gap.get("claim_id") in open_claims or s.get("node") == "read")):
             out += [x for x in s.get(key, []) if x not in out]
     return out
 
@@ -165,12 +178,17 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     stop: StopReason | None = None
     if decisions and all(decisions.get(c.id) is not None and decisions[c.id].decided for c in case.required_claims):
         stop = StopReason(kind="evidence_ready", detail="every required claim decided with read-back evidence")
+    elif state.get("gap") is None and _next_gap(deps) is not None:
+        pass  # access changed since the plan (a grant): there is something to do again
     elif state.get("gap") is None:
-        denied = _blocked(steps, decisions, "denied")
-        failed = _blocked(steps, decisions, "failed")
+        watermark = deps.policy.current().watermark
+        denied = _blocked(steps, decisions, "denied", watermark)
+        failed = _blocked(steps, decisions, "failed", watermark)
         if denied:
             kind = "awaiting_permission" if case.principal.may_request_access else "permission_denied"
-            stop = StopReason(kind=kind, detail="a source needed by an open claim is not readable", sources=tuple(denied))
+            open_ids = [c.id for c in case.required_claims if not (decisions.get(c.id) and decisions[c.id].decided)]
+            stop = StopReason(kind=kind, detail=f"needed for {', '.join(open_ids)}: not readable by the principal",
+                              sources=tuple(denied))
         elif failed:
             stop = StopReason(kind="source_failure", detail="a source needed by an open claim failed after retries",
                               sources=tuple(failed))
@@ -186,9 +204,18 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
             stop = StopReason(kind="budget_exhausted", detail=f"rounds: {round_} of {case.budgets.rounds} used")
         elif reads_used >= case.budgets.reads:
             stop = StopReason(kind="budget_exhausted", detail=f"reads: {reads_used} of {case.budgets.reads} used")
+    if stop is not None and stop.kind == "awaiting_permission":
+        store.set_stop(run, stop, "awaiting_permission")
+        deps.progress(f"paused: awaiting permission for {', '.join(stop.sources)}")
+        _done(deps, "decide", round_, {"stop": stop.model_dump(), "rounds_used": round_, "reads_used": reads_used})
+        # pauses here; `resume` after a grant re-runs this node and interrupt() returns the grant
+        interrupt({"awaiting_permission": list(stop.sources), "detail": stop.detail})
+        store.set_stop(run, None, "running")
+        _done(deps, "decide", round_, {"stop": None, "resumed_after": "permission grant",
+                                       "rounds_used": round_, "reads_used": reads_used})
+        return {"stop": None, "gap": None}
     if stop is not None:
-        status = "awaiting_permission" if stop.kind == "awaiting_permission" else "stopped"
-        store.set_stop(run, stop, status)
+        store.set_stop(run, stop, "stopped")
         deps.progress(f"stop: {stop.kind} ({stop.detail})")
     _done(deps, "decide", round_, {"stop": stop.model_dump() if stop else None,
                                    "rounds_used": round_, "reads_used": reads_used})

@@ -93,6 +93,12 @@ class DeterministicPlanner:
                 yield Gap(claim_id=claim.id, action="documents", query=f"{node} {k.deployed[node]} changed defaults",
                           params={"seeds": [node, k.deployed[node]], "kinds": DOCUMENT_KINDS},
                           reason=f"what {node} {k.deployed[node]} changed (the release deployed it)")
+        for rec, _eid in k.subject_changes({s.service, *frontier}):
+            for cc in rec.config_changes:
+                tail = cc.key.rsplit(".", 1)[-1]
+                yield Gap(claim_id=claim.id, action="documents", query=f"{rec.service} {tail}",
+                          params={"seeds": [rec.service, tail], "kinds": DOCUMENT_KINDS},
+                          reason=f"what {tail}, changed by {rec.id} on {rec.service}, does")
         for h_id in claim.competitors:
             h = case.hypothesis(h_id)
             if hypothesis_status(h, k, claim.id, searches).verdict == "insufficient":

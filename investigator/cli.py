@@ -14,10 +14,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _inv(args: argparse.Namespace):  # noqa: ANN202 - imported lazily so --help starts at once
+    from graphs.deps import CrashPoint
     from investigator.config import Settings
     from investigator.runtime import Investigator
 
-    return Investigator(Settings.from_env(args.home, args.store))
+    # fault injection for crash tests: INVESTIGATOR_CRASH_AT=node:round kills the process there
+    crash = CrashPoint.from_env(os.environ.get("INVESTIGATOR_CRASH_AT"))
+    return Investigator(Settings.from_env(args.home, args.store), crash=crash)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -58,6 +61,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
     print(f"run {result.run_id} resumed and finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
     _print_summary(result.report)
+    return 0
+
+
+def cmd_grant(args: argparse.Namespace) -> int:
+    run = _inv(args).grant(args.run_id, args.group)
+    print(f"run {run.run_id}: principal now also holds {run.grants}; `investigator resume {run.run_id}` continues")
     return 0
 
 
@@ -104,6 +113,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("run_id", help="the run to continue")
     s.add_argument("--out", help="report folder (default out/RUN_ID)")
     s.set_defaults(func=cmd_resume)
+
+    s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission")
+    s.add_argument("run_id", help="the paused run")
+    s.add_argument("--group", action="append", required=True, help="group to grant (repeatable)")
+    s.set_defaults(func=cmd_grant)
 
     s = sub.add_parser("show", help="print the report of a run (Markdown, or JSON with --json)")
     s.add_argument("run_id", help="the run to show")

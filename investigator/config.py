@@ -19,8 +19,10 @@ class Settings(Frozen):
 
     @classmethod
     def from_env(cls, workspace: str | Path | None = None, store_url: str | None = None) -> "Settings":
+        index_root = os.environ.get("INVESTIGATOR_INDEX_ROOT")
         return cls(workspace=Path(workspace or os.environ.get("INVESTIGATOR_HOME", ".investigator")),
-                   store_url=store_url or os.environ.get("INVESTIGATOR_STORE_URL"))
+                   store_url=store_url or os.environ.get("INVESTIGATOR_STORE_URL"),
+                   index_root=Path(index_root) if index_root else None)
 
     @property
     def resolved_store_url(self) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 from graphs.build import build_graph
 from graphs.deps import CrashPoint, Deps
 from graphs.planner import DeterministicPlanner, Planner
+from graphs.resume import recheck
+from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
 from investigator.report import Report, build_report, write_report
@@ -148,8 +150,6 @@ class Investigator:
     def resume(self, run_id: str) -> RunResult:
         """Continue a run from its last checkpoint after re-reading the current permissions."""
         run = self.store.run(run_id)
-        if run.status == "stopped":
-            raise RunStateError(f"run {run_id!r} already stopped ({run.stop_kind}); `investigator show {run_id}`")
         case_dir = Path(run.case_dir)
         case = self.validate(case_dir)
         self.index(case_dir)
@@ -163,12 +163,32 @@ class Investigator:
         with open_checkpointer(self.settings) as saver:
             app = build_graph(deps, saver)
             snapshot = app.get_state(cfg)
-            start = {"round": 0} if fresh or not snapshot.values else None
-            if not fresh and snapshot.values and not snapshot.next:
-                raise RunStateError(f"run {run.run_id!r} has nothing left to do")
+            if fresh or not snapshot.values:
+                start: object = {"round": 0}
+            else:
+                check = recheck(deps, snapshot.values.get("round", 0))
+                self.progress(f"resume {run.run_id}: {check.reused} observations reused, "
+                              f"{len(check.revoked)} revoked, {len(check.reanchored)} re-anchored, "
+                              f"{len(check.stale)} stale; reopened: {', '.join(check.reopened) or 'none'}")
+                if snapshot.interrupts:
+                    start = Command(resume={"watermark": check.watermark})
+                elif snapshot.next:
+                    start = None  # crashed or killed mid-run: continue from the last checkpoint
+                elif check.changed:
+                    start = {"stop": None, "gap": None}  # finished, but the re-check reopened claims
+                else:
+                    self.store.update_run(run.run_id, status="stopped")
+                    return RunResult(run_id=run.run_id, report=self.report(run.run_id),
+                                     seconds=round(time.perf_counter() - t0, 3))
             self.store.update_run(run.run_id, status="running")
             app.invoke(start, cfg, durability="sync")
         return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
+
+    def grant(self, run_id: str, groups: list[str]) -> RunRow:
+        """Grant the run's principal more groups (answering `awaiting_permission`); `resume` continues."""
+        run = self.store.run(run_id)
+        granted = sorted(set(json.loads(run.grants)) | set(groups))
+        return self.store.update_run(run_id, grants=json.dumps(granted))
 
     def report(self, run_id: str) -> Report:
         run = self.store.run(run_id)

@@ -1,4 +1,4 @@
-"""ALR-20260429-017 end to end with the basic tool: the verdicts, citations and leaks the product promises."""
+"""Every shipped case end to end with the basic tool: the verdicts, citations and leaks the product promises."""
 
 from __future__ import annotations
 
@@ -9,8 +9,56 @@ from pathlib import Path
 from state.expected import load_expected
 from tools.corpus import load_manifest, load_source
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+CASES = sorted(p.parent for p in (ROOT / "cases").glob("*/expected.yaml"))
+
+
+@pytest.fixture(scope="module", params=CASES, ids=lambda p: p.name)
+def case_run(request, tmp_path_factory, embedder):
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    ws = tmp_path_factory.mktemp(request.param.name)
+    inv = Investigator(Settings(workspace=ws), embedder=embedder, progress=lambda _m: None)
+    result = inv.start(request.param)
+    inv.write(result.run_id, ws / "out")
+    return request.param, inv, result, ws / "out"
+
+
+def test_every_shipped_case_gets_its_expected_verdicts_path_and_stop(case_run):
+    case_dir, _inv, result, _out = case_run
+    expected = load_expected(case_dir)
+    assert {c.id: c.verdict for c in result.report.claims} == {cid: g.verdict for cid, g in expected.claims.items()}
+    assert result.report.stop.kind == expected.stop_reason
+    evidence = {e.id: e for e in result.report.evidence}
+    for claim in result.report.claims:
+        gold = expected.claims[claim.id].bridge_path
+        if gold:
+            assert [(h.source, h.target) for h in claim.path] == [(g.from_, g.to) for g in gold]
+            for hop, g in zip(claim.path, gold):
+                assert hop.applicable
+                sources = {evidence[i].source_id for i in hop.evidence_ids}
+                assert g.source in sources, f"{hop.source}->{hop.target} is not read in {g.source}"
+
+
+def test_no_shipped_case_leaks_a_canary_or_a_bad_citation(case_run):
+    case_dir, inv, result, out = case_run
+    manifest = {s.id: s for s in load_manifest(case_dir).sources}
+    for ev in result.report.evidence:
+        if ev.span is not None:
+            doc = load_source(case_dir, manifest[ev.source_id])
+            assert doc.text[ev.span.start:ev.span.end] == ev.span.quote
+    blobs = [(out / "report.md").read_text(), (out / "report.json").read_text()]
+    for db in (inv.settings.workspace / "investigator.db", inv.settings.checkpoint_path):
+        con = sqlite3.connect(db)
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            blobs.append(json.dumps(con.execute(f"SELECT * FROM {table}").fetchall(), default=repr))
+        con.close()
+    for canary in load_expected(case_dir).canaries:
+        assert not any(canary in b for b in blobs), f"{canary} leaked"
 
 
 def test_every_claim_gets_the_expected_verdict_and_the_run_stops_evidence_ready(reference_run):
