@@ -27,7 +27,14 @@ class Searches:
     """What the run has looked up so far (from the retrieve steps): for 'searched, found nothing'."""
 
     def __init__(self, steps: Iterable[dict]) -> None:
-        self.done: list[dict] = [s for s in steps if s.get("node") == "retrieve" and s.get("gap")]
+        steps = list(steps)
+        reads = {s["round"]: s for s in steps if s.get("node") == "read"}
+        self.done: list[dict] = []
+        for s in steps:
+            if s.get("node") == "retrieve" and s.get("gap"):
+                read = reads.get(s["round"], {})
+                self.done.append({**s, "denied": [*s.get("denied", []), *read.get("denied", [])],
+                                  "failed": read.get("failed", [])})
 
     def for_claim(self, claim_id: str, action: str) -> list[dict]:
         return [s for s in self.done if s["gap"]["claim_id"] == claim_id and s["gap"]["action"] == action]

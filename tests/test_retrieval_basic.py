@@ -1,0 +1,55 @@
+"""The basic tool: access and hard filters apply before ranking; exact identifiers stay findable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from state.case import Principal, load_case
+from tools.access import AccessPolicy, snapshot
+from tools.basic import BasicRetrieval, rrf
+from tools.corpus import load_manifest
+from tools.retrieval import SearchQuery
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+
+
+@pytest.fixture(scope="module")
+def tool(index_root, embedder):
+    return BasicRetrieval(index_root / "ALR-20260429-017" / "basic.duckdb", embedder)
+
+
+def test_an_unreadable_source_is_never_scored_or_returned(tool):
+    case = load_case(REFERENCE)
+    access = AccessPolicy(REFERENCE, case.principal).current()
+    q = SearchQuery(text="order-service security review dependency-client", environment="prod", k=50)
+    mask = tool.table.mask(q, access)
+    secret = tool.table.source_ids == "order-service-security-review-2026q2"
+    assert secret.any() and not (mask & secret).any(), "masked before any score is computed"
+    assert all(h.source_id != "order-service-security-review-2026q2" for h in tool.search(q, access))
+    everyone = snapshot(load_manifest(REFERENCE), Principal(id="auditor", groups=("security", "sre-oncall")))
+    assert any(h.source_id == "order-service-security-review-2026q2" for h in tool.search(q, everyone)), \
+        "the same query reaches it when the principal may read it"
+
+
+def test_another_environment_is_filtered_out(tool):
+    case = load_case(REFERENCE)
+    access = AccessPolicy(REFERENCE, case.principal).current()
+    hits = tool.search(SearchQuery(text="order-service staging retry_timeout 5000", environment="prod", k=30), access)
+    envs = {tool.table.envs[tool.table.position[h.chunk_id]] for h in hits}
+    assert envs <= {"prod", "*"}
+
+
+def test_exact_identifiers_are_found_by_the_lexical_channel(tool):
+    case = load_case(REFERENCE)
+    access = AccessPolicy(REFERENCE, case.principal).current()
+    hits = tool.search(SearchQuery(text="retry_timeout", environment="prod", k=5), access)
+    assert hits and all("retry_timeout" in tool.table.texts[tool.table.position[h.chunk_id]] for h in hits[:3])
+    assert any("lexical" in h.channel for h in hits)
+
+
+def test_rank_fusion_rewards_agreement_between_channels():
+    fused = rrf({"dense": [1, 2, 3], "lexical": [3, 4]})
+    assert fused[0][0] == 3 and fused[0][2] == "dense+lexical"

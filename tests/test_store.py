@@ -1,0 +1,79 @@
+"""The store: values survive a round trip, writes are idempotent, history is never overwritten."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from state._base import content_hash
+from state.claims import ClaimDecision, Hop
+from state.evidence import Evidence, Finding, ReadRecord, Scope, Span
+from state.store import RunRow, Store, make_engine
+
+text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60)
+
+
+@st.composite
+def evidences(draw):
+    quote = draw(text)
+    start = draw(st.integers(0, 10_000))
+    return Evidence(
+        id=f"E{draw(st.integers(1, 999))}", kind="span", source_id=draw(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True)),
+        source_kind="runbook", version=draw(text), revision=content_hash(quote),
+        span=Span(start=start, end=start + len(quote), quote=quote),
+        found=Finding(tool="basic", query=draw(text), channel="dense", rank=draw(st.integers(1, 50)),
+                      score=draw(st.floats(0, 1))),
+        trust=draw(st.sampled_from(["verified", "unverified", "untrusted"])),
+        scope=Scope(environment="prod", service=draw(text)), claim_ids=("c1",), meta={"status": "current"})
+
+
+def _store(tmp_path) -> Store:
+    store = Store(make_engine(f"sqlite:///{tmp_path / 's.db'}"))
+    store.create_run(RunRow(run_id="r", case_id="c", case_dir="/x", retrieval="basic", principal_id="p",
+                            rounds_limit=3, reads_limit=3))
+    return store
+
+
+@settings(max_examples=40, deadline=None)
+@given(ev=evidences())
+def test_evidence_round_trips_through_the_store(tmp_path_factory, ev):
+    store = _store(tmp_path_factory.mktemp("rt"))
+    store.add_evidence("r", "k", ev)
+    assert store.evidence("r") == [ev]
+
+
+def test_a_span_must_match_its_hash_and_length():
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        Span(start=0, end=3, quote="abcd")
+    with pytest.raises(ValidationError):
+        Span(start=0, end=3, quote="abc", content_hash="0" * 16)
+    assert Span(start=0, end=3, quote="abc").content_hash == content_hash("abc")
+
+
+def test_writes_are_idempotent_on_their_keys(tmp_path):
+    store = _store(tmp_path)
+    ev = Evidence(id="E1", kind="span", source_id="s", source_kind="doc", version="v1", revision="r",
+                  span=Span(start=0, end=1, quote="x"), trust="verified", scope=Scope(environment="prod", service="a"))
+    store.add_evidence("r", "key", ev)
+    again = store.add_evidence("r", "key", ev.model_copy(update={"id": "E2"}))
+    assert again.id == "E1" and len(store.evidence("r")) == 1
+    assert store.add_read("r", "k1", 1, ReadRecord(source_id="s", outcome="ok"))
+    assert not store.add_read("r", "k1", 1, ReadRecord(source_id="s", outcome="ok"))
+    store.add_step("r", 1, "plan", {"a": 1})
+    store.add_step("r", 1, "plan", {"a": 2})
+    assert [s["a"] for s in store.steps("r")] == [2]
+
+
+def test_claim_history_keeps_every_earlier_decision(tmp_path):
+    store = _store(tmp_path)
+    first = ClaimDecision(claim_id="c", state="insufficient", verdict="insufficient", rule="r", missing=("x",))
+    later = ClaimDecision(claim_id="c", state="supported", verdict="confirmed", rule="r",
+                          path=(Hop(source="a", target="b", evidence_ids=("E1",), status="applicable"),))
+    store.add_decision("r", 1, first)
+    store.add_decision("r", 2, later)
+    store.add_decision("r", 2, later)
+    assert [d.verdict for _r, d in store.decision_history("r")] == ["insufficient", "confirmed"]
+    assert store.decisions("r")["c"] == later
