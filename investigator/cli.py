@@ -64,6 +64,28 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from investigator.config import Settings
+    from investigator.evaluate import evaluate, to_json, to_markdown
+    from investigator.runtime import Investigator
+
+    base = _inv(args)
+    cases = [Path(c) for c in args.cases] or sorted(p.parent for p in Path("cases").glob("*/expected.yaml"))
+    index_root = base.settings.index_root or base.settings.workspace / "index"
+
+    def make(ws: Path, log):  # noqa: ANN001, ANN202
+        return Investigator(Settings(workspace=ws, index_root=index_root), embedder=base.embedder, progress=log)
+
+    scores = evaluate(cases, args.tool or ["basic", "graph"], make, progress=base.progress)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "eval.json").write_text(to_json(scores))
+    (out / "eval.md").write_text(to_markdown(scores))
+    print(to_markdown(scores))
+    bad = sum(s.false_confirmations + s.leaks for s in scores) + sum(s.citations - s.citations_valid for s in scores)
+    return 1 if bad else 0
+
+
 def cmd_grant(args: argparse.Namespace) -> int:
     run = _inv(args).grant(args.run_id, args.group)
     print(f"run {run.run_id}: principal now also holds {run.grants}; `investigator resume {run.run_id}` continues")
@@ -113,6 +135,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("run_id", help="the run to continue")
     s.add_argument("--out", help="report folder (default out/RUN_ID)")
     s.set_defaults(func=cmd_resume)
+
+    s = sub.add_parser("eval", help="run cases with expected.yaml under each tool and score verdicts, evidence, leaks")
+    s.add_argument("cases", nargs="*", help="case folders (default: every cases/*/ with an expected.yaml)")
+    s.add_argument("--tool", action="append", choices=["basic", "graph"], help="retrieval tool (repeatable; default both)")
+    s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md (default out/eval)")
+    s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission")
     s.add_argument("run_id", help="the paused run")
