@@ -86,6 +86,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_bench_retrieval(args: argparse.Namespace) -> int:
+    import json
+    import tempfile
+
+    from investigator.bench import run_retrieval_bench, to_markdown
+    from tools.benchdata import load_dataset
+
+    ds = load_dataset(Path(args.dataset))
+    inv = _inv(args)
+    with tempfile.TemporaryDirectory(prefix="inv-bench-") as tmp:
+        res = run_retrieval_bench(ds, inv.embedder, Path(tmp), args.tool or ["bm25", "basic", "graph"], inv.progress)
+    res["command"] = " ".join(["investigator", "bench", "retrieval", "--dataset", args.dataset])
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(res, indent=2))
+    print(to_markdown(res))
+    return 0
+
+
 def cmd_grant(args: argparse.Namespace) -> int:
     run = _inv(args).grant(args.run_id, args.group)
     print(f"run {run.run_id}: principal now also holds {run.grants}; `investigator resume {run.run_id}` continues")
@@ -141,6 +160,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tool", action="append", choices=["basic", "graph"], help="retrieval tool (repeatable; default both)")
     s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md (default out/eval)")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("bench", help="benchmarks that print figures")
+    bench = s.add_subparsers(dest="bench", required=True)
+    b = bench.add_parser("retrieval", help="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set")
+    b.add_argument("--dataset", required=True, help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout)")
+    b.add_argument("--tool", action="append", choices=["bm25", "basic", "graph"], help="tool (repeatable; default all)")
+    b.add_argument("--out", help="write the figures as JSON here (e.g. bench/results/retrieval-NAME.json)")
+    b.set_defaults(func=cmd_bench_retrieval)
 
     s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission")
     s.add_argument("run_id", help="the paused run")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from state._base import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
@@ -64,58 +65,84 @@ def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
 
 def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources, honouring tombstones."""
+    docs = load_sources(case_dir, load_manifest(case_dir))
+    dead = tombstoned(path)
+    live = [d for d in docs if d.id not in dead]
+    chunks = [c for d in live for c in chunk_source(d)]
+    progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
+    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead), live, progress)
+
+
+def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
+                      docs: list[SourceDoc] = (), progress: Progress = lambda _m: None) -> IndexInfo:
+    """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`."""
     t0 = time.perf_counter()
     path.parent.mkdir(parents=True, exist_ok=True)
-    docs = load_sources(case_dir, load_manifest(case_dir))
     con = duckdb.connect(str(path))
     try:
         _schema(con, embedder.dim)
-        dead = {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
-        live = [d for d in docs if d.id not in dead]
-        chunks = [c for d in live for c in chunk_source(d)]
-        progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
         vecs, embedded = _vectors(con, chunks, embedder, progress)
-        con.executemany(
-            "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(c.id, c.source_id, c.kind, c.environment, c.service, c.version, c.revision, c.status, c.trust,
-              c.title, c.start, c.end, c.text, c.ts, v.tolist()) for c, v in zip(chunks, vecs)],
-        )
-        _structured(con, live)
-        fp = corpus_fingerprint(docs, dead)
+        _insert_chunks(con, chunks, vecs, embedder.dim)
+        _structured(con, list(docs))
         con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
-                    [fp, embedder.name, str(embedder.dim)])
+                    [fingerprint, embedder.name, str(embedder.dim)])
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    info = IndexInfo(path=str(path), fingerprint=fp, chunks=len(chunks), sources=len(live), embedded=embedded,
+    info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
+                     sources=len({c.source_id for c in chunks}), embedded=embedded,
                      seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
     progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
     return info
 
 
+def _vec_column(vecs: np.ndarray, dim: int) -> pa.Array:
+    return pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(vecs, dtype=np.float32).ravel()), dim)
+
+
+def _insert_chunks(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], vecs: np.ndarray, dim: int) -> None:
+    """Bulk insert through Arrow: row-by-row inserts of vectors are far too slow at 10k+ chunks."""
+    if not chunks:
+        return
+    table = pa.table({
+        "chunk_id": [c.id for c in chunks], "source_id": [c.source_id for c in chunks],
+        "kind": [c.kind for c in chunks], "environment": [c.environment for c in chunks],
+        "service": [c.service for c in chunks], "version": [c.version for c in chunks],
+        "revision": [c.revision for c in chunks], "status": [c.status for c in chunks],
+        "trust": [c.trust for c in chunks], "title": [c.title for c in chunks],
+        "start_": pa.array([c.start for c in chunks], pa.int32()), "end_": pa.array([c.end for c in chunks], pa.int32()),
+        "text": [c.text for c in chunks], "ts": pa.array([c.ts for c in chunks], pa.timestamp("us", tz="UTC")),
+        "vec": _vec_column(vecs, dim),
+    })
+    con.register("new_chunks", table)
+    con.execute("INSERT INTO chunks SELECT * FROM new_chunks")
+    con.unregister("new_chunks")
+
+
 def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embedder,
              progress: Progress) -> tuple[np.ndarray, int]:
     hashes = [content_hash(embedder.name + "\x1f" + c.text) for c in chunks]
-    cached: dict[str, list[float]] = {}
+    cached: dict[str, np.ndarray] = {}
     if hashes:
-        con.execute("CREATE TEMP TABLE want (hash VARCHAR)")
-        con.executemany("INSERT INTO want VALUES (?)", [(h,) for h in set(hashes)])
-        cached = dict(con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall())
-        con.execute("DROP TABLE want")
-    todo = [i for i, h in enumerate(hashes) if h not in cached]
+        con.register("want", pa.table({"hash": sorted(set(hashes))}))
+        for h, v in con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall():
+            cached[h] = np.asarray(v, dtype=np.float32)
+        con.unregister("want")
+    todo = sorted({h: i for i, h in enumerate(hashes) if h not in cached}.items(), key=lambda x: x[1])
     if todo:
         progress(f"embedding {len(todo)} chunks with {embedder.name}")
-        fresh = embedder.embed([chunks[i].text for i in todo])
-        rows = {}
-        for i, v in zip(todo, fresh):
-            rows[hashes[i]] = v.tolist()
-        con.executemany("INSERT OR REPLACE INTO embed_cache VALUES (?, ?)", list(rows.items()))
-        cached.update(rows)
+        fresh = embedder.embed([chunks[i].text for _h, i in todo])
+        con.register("fresh", pa.table({"hash": [h for h, _i in todo], "vec": _vec_column(fresh, embedder.dim)}))
+        con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM fresh")
+        con.unregister("fresh")
+        cached.update({h: fresh[j] for j, (h, _i) in enumerate(todo)})
     mat = np.array([cached[h] for h in hashes], dtype=np.float32).reshape(len(chunks), embedder.dim)
     return mat, len(todo)
 
 
 def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc]) -> None:
+    if not docs:
+        return
     con.executemany("INSERT INTO sources VALUES (?,?,?,?,?,?,?,?,?)",
                     [(d.id, d.kind, d.entry.environment, d.entry.service, d.version, d.revision, d.status,
                       d.entry.trust, d.title) for d in docs])
