@@ -7,6 +7,8 @@ from datetime import datetime
 from itertools import combinations
 
 import yaml
+
+from state.case import _LOADER
 from pydantic import ValidationError
 
 from graphs.knowledge import node_key
@@ -88,7 +90,7 @@ def _record_hops(ev: Evidence, subject_env: str) -> list[tuple[str, str]]:
     """A record links what its structure says is linked, not everything it happens to list:
     a catalog's `depends_on`, a config's service to its keys."""
     try:
-        data = yaml.safe_load(ev.span.quote) if ev.span else None
+        data = yaml.load(ev.span.quote, Loader=_LOADER) if ev.span else None
     except yaml.YAMLError:
         return []
     key = lambda name: node_key(name, ev.scope.environment, subject_env)  # noqa: E731

@@ -12,6 +12,8 @@ from typing import Literal
 
 import networkx as nx
 import yaml
+
+from state.case import _LOADER
 from pydantic import ValidationError
 
 from state.case import Case, CausalChainClaim
@@ -31,7 +33,7 @@ def _record(ev: Evidence, model: type) -> object | None:
     if ev.span is None:
         return None
     try:
-        return model.model_validate(yaml.safe_load(ev.span.quote))
+        return model.model_validate(yaml.load(ev.span.quote, Loader=_LOADER))
     except (yaml.YAMLError, ValidationError, TypeError):
         return None
 

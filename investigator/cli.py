@@ -162,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("bench", help="benchmarks that print figures")
-    bench = s.add_subparsers(dest="bench", required=True)
+    bench = s.add_subparsers(dest="bench", required=True, help="which benchmark")
     b = bench.add_parser("retrieval", help="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set")
     b.add_argument("--dataset", required=True, help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout)")
     b.add_argument("--tool", action="append", choices=["bm25", "basic", "graph"], help="tool (repeatable; default all)")

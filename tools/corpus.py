@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from state._base import Frozen, content_hash
-from state.case import read_yaml, validation_to_case_error
+from state.case import _LOADER, read_yaml, validation_to_case_error
 from state.errors import CaseError
 from state.sources import (
     PROSE_KINDS, RECORD_MODELS, FrontMatter, Manifest, MetricMeta, SourceEntry,
@@ -71,8 +71,28 @@ class SourceDoc(Frozen):
         return self.front.title if self.front else self.entry.id
 
 
+_MANIFESTS: dict[Path, tuple[tuple[int, int, int], Manifest]] = {}
+
+
 def load_manifest(case_dir: Path) -> Manifest:
-    path = Path(case_dir) / "sources.yaml"
+    """The manifest as it is on disk now (re-parsed whenever the file changes)."""
+    path = (Path(case_dir) / "sources.yaml").resolve()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = _MANIFESTS.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    manifest = _parse_manifest(path)
+    if st is not None:
+        _MANIFESTS[path] = (stamp, manifest)
+    return manifest
+
+
+def _parse_manifest(path: Path) -> Manifest:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")
@@ -119,7 +139,7 @@ def _prose(path: Path, entry: SourceEntry, text: str) -> dict[str, object]:
     if not m:
         raise CaseError(str(path), "front matter", "a YAML front matter block between '---' lines at the top")
     try:
-        data = yaml.safe_load(m.group(1))
+        data = yaml.load(m.group(1), Loader=_LOADER)
         front = FrontMatter.model_validate(data)
     except yaml.YAMLError as exc:
         raise CaseError(str(path), "front matter", f"valid YAML ({exc})") from None
@@ -131,7 +151,7 @@ def _prose(path: Path, entry: SourceEntry, text: str) -> dict[str, object]:
 
 def _record(path: Path, entry: SourceEntry, text: str) -> Frozen:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise CaseError(str(path), "<document>", f"valid YAML ({exc})") from None
     try:
