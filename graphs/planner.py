@@ -77,8 +77,10 @@ class DeterministicPlanner:
                   params={"service": s.service, "environment": s.environment,
                           "start": w.start.isoformat(), "end": w.end.isoformat()},
                   reason=f"errors of {s.service} in the window name the component the first hop goes to")
+        # seeded with the subject and what the in-window changes touched: a graph tool walks between them
+        changed = sorted(n for n in k.changed_by({s.service}) if k.kinds.get(n) in EXPANDABLE_KINDS)
         yield Gap(claim_id=claim.id, action="documents", query=f"{s.service} {case.alert.text} {case.question}",
-                  params={"seeds": [s.service], "kinds": DOCUMENT_KINDS},
+                  params={"seeds": [s.service, *changed], "kinds": DOCUMENT_KINDS},
                   reason=f"sources describing how {s.service} behaves under this symptom")
         yield from self._applicability(case, claim, d, k)
         # walk the bridge entities reached so far: changed ones first, then check competitors, then the rest

@@ -25,7 +25,9 @@ from tools.access import AccessPolicy
 from tools.corpus import load_manifest, load_sources
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
-from tools.index import IndexInfo, build_index, corpus_fingerprint, index_fingerprint, open_index, tombstoned
+from tools.index import (
+    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, open_index, tombstone, tombstoned,
+)
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
 from tools.retrieval import RetrievalTool
@@ -87,11 +89,43 @@ class Investigator:
             return None
         return build_index(Path(case_dir), path, self.embedder, self.progress)
 
+    def graph_dir(self, case: Case) -> Path:
+        return self.settings.index_dir(case.id) / "graph"
+
+    def index_graph(self, case_dir: Path, *, force: bool = False):  # noqa: ANN201 - GraphBuildInfo | None
+        """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
+        from tools.graph import build_case_graph, graph_is_fresh
+
+        case = self.validate(case_dir)
+        self.index(case_dir)
+        extractor = EntityExtractor.from_sources(load_sources(case_dir))
+        path, graph_dir = self.index_path(case), self.graph_dir(case)
+        if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor):
+            return None
+        self.progress(f"building the GraphRAG index of {case.id}")
+        return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress)
+
+    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
+        """Tombstone a source: it is dropped from both indexes now and never recalled again."""
+        case = self.validate(case_dir)
+        self.index(case_dir)
+        path = self.index_path(case)
+        tombstone(path, source_id, reason)
+        build_index(Path(case_dir), path, self.embedder, self.progress)  # fingerprint now excludes it
+        if self.graph_dir(case).exists():
+            self.index_graph(case_dir)
+
     def retrieval(self, name: str, case: Case, case_dir: Path) -> RetrievalTool:
         if name == "basic":
             from tools.basic import BasicRetrieval
 
             return BasicRetrieval(self.index_path(case), self.embedder)
+        if name == "graph":
+            from tools.graph import GraphRetrieval
+
+            self.index_graph(case_dir)
+            extractor = EntityExtractor.from_sources(load_sources(case_dir))
+            return GraphRetrieval(self.index_path(case), self.graph_dir(case), self.embedder, extractor)
         raise ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
 
     # runs -------------------------------------------------------------------

@@ -143,7 +143,7 @@ def test_the_walk_reaches_a_chunk_two_hops_from_its_seed(tool, access, extractor
     middle = path[2][1]
     bridges = {b.entity: b for b in tool.bridge_entities(q, access)}
     assert bridges[middle].hops == 1 and bridges[middle].seed == "order-service"
-    assert middle in extractor.names(top) or middle == tool.services[tool.table.position[hits[0].chunk_id]]
+    assert middle in extractor.names(top) or middle == tool.subjects[tool.table.position[hits[0].chunk_id]]
     for b in bridges.values():  # every hop is read back from chunks naming both of its ends
         assert len(b.path) == b.hops
         for hop in b.path:
@@ -293,3 +293,19 @@ def test_a_missing_graph_is_an_index_error_not_an_empty_answer(index_path, tmp_p
     assert graph_fingerprint(tmp_path / "none") is None and not graph_is_fresh(index_path, tmp_path / "none")
     with pytest.raises(IndexMissing):
         GraphRetrieval(index_path, tmp_path / "none", embedder, extractor)
+
+
+def test_the_sparse_power_iteration_is_networkx_personalized_pagerank(tool, access):
+    q = SearchQuery(text="inventory-service timeouts", environment="prod", seeds=("dependency-client",), k=5)
+    scope = tool._scope(q, access)
+    seeds = tool.seeds(q, scope)
+    assert seeds == ["dependency-client", "inventory-service"]
+    xc, xe = tool._ppr(scope, seeds)
+    g = tool.walk_graph(q, access)
+    support = {s: sum(1 for n in g[("entity", s)] if g[("entity", s)][n]["mention"]) for s in seeds}
+    ref = nx.pagerank(g, alpha=tool.damping, weight="weight", tol=1e-12, max_iter=1000,
+                      personalization={("entity", s): 1 / support[s] for s in seeds})
+    for i, r in enumerate(scope.rows.tolist()):
+        assert xc[i] == pytest.approx(ref[("chunk", tool.table.ids[r])], abs=1e-7)
+    for j, e in enumerate(scope.ents.tolist()):
+        assert xe[j] == pytest.approx(ref[("entity", tool.entity_titles[e])], abs=1e-7)

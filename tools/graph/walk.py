@@ -1,0 +1,376 @@
+"""The ``graph`` retrieval tool: personalized PageRank over a text-unit <-> entity graph.
+
+Built from the graphrag index of ``casegraph.build_case_graph``: every graphrag text
+unit is one chunk of the DuckDB index (``text_units.document_id``), and
+``text_units.entity_ids`` says which entities (names from the product's extractor) it
+mentions. At load time networkx holds the bipartite graph chunk -- entity (a mention
+edge, weight 1; a chunk's edge to its own subject -- its ``service`` when that is an
+entity, else its source ``title`` when that is one -- weight ``subject_weight``, added even
+when the chunk does not name it). It is exported once to SciPy matrices.
+
+Per query, before anything is scored:
+
+* the **walk scope** is the chunks the principal may read (``access.readable()``) in the
+  query's environment or ``*``, and present in the current chunk index. Only their
+  entity mentions make entity nodes, so an entity seen only in unreadable (or
+  out-of-environment) text is not a node, and the same name seen in another
+  environment is not a bridge: the per-query graph is rebuilt from the scope.
+* the **candidates** are the scope chunks of the asked kinds, minus ``query.exclude``.
+  Scope chunks of other kinds, and already-read chunks, may carry the walk (they are
+  readable and in scope) but are never returned.
+
+Ranking: seeds are ``query.seeds`` plus ``extractor.names(query.text)`` that are entity
+nodes, each weighted 1 / (scope chunks mentioning it); PageRank personalised on them
+(damping 0.85) runs as a SciPy sparse power iteration on the scope's block transition
+matrix (the same numbers as ``nx.pagerank`` on ``walk_graph``); candidates are ranked
+by their own PageRank score (ties: dense similarity, then chunk id). With no linked seed the ranking is dense similarity on the stored
+vectors (``dense-fallback``), which also fills the list when the walk reaches fewer
+than ``k`` candidates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from state._base import Frozen
+from state.errors import IndexMissing
+from state.evidence import Hit
+from tools.access import AccessSnapshot
+from tools.basic import ChunkTable
+from tools.embedding import Embedder
+from tools.entities import EntityExtractor
+from tools.index import open_index
+from tools.retrieval import SearchQuery
+
+from .casegraph import CASE_MANIFEST, read_manifest
+
+DAMPING = 0.85
+SUBJECT_WEIGHT = 3.0
+TOL = 1e-8
+MAX_ITER = 200
+
+
+class BridgeHop(Frozen):
+    """One hop of a bridge path: two entities named together in readable chunks."""
+
+    source: str
+    target: str
+    chunk_ids: tuple[str, ...]
+    """Scope chunks whose text names both entities, best PageRank first."""
+    source_ids: tuple[str, ...]
+
+
+class GraphBridge(Frozen):
+    """An entity reached from the query's seeds, with the provenance of every hop."""
+
+    entity: str
+    kind: str
+    hops: int
+    score: float
+    """Its personalized PageRank score for this query."""
+    seed: str
+    path: tuple[BridgeHop, ...]
+
+
+class Scope:
+    """The per-query walk graph: scope chunks x their entities, as SciPy matrices."""
+
+    def __init__(self, rows: np.ndarray, ents: np.ndarray, weights: sp.csr_array, mentions: sp.csr_array,
+                 support: np.ndarray, n_entities: int) -> None:
+        self.rows = rows  # chunk rows (ChunkTable positions) in scope
+        self.ents = ents  # entity columns with a mention in scope
+        self.W = weights  # len(rows) x len(ents), edge weights
+        self.M = mentions  # same shape, 1 where the chunk text names the entity
+        self.support = support  # scope chunks naming each entity
+        self._col = np.full(n_entities, -1, dtype=np.int64)
+        self._col[ents] = np.arange(len(ents))
+
+    def col(self, entity: int) -> int:
+        """Column of a global entity index in this scope, -1 when it is not a node."""
+        return int(self._col[entity])
+
+
+def _rows_of(m: sp.csr_array) -> list[list[int]]:
+    """Column indices of each row of a CSR matrix, as Python lists."""
+    return [m.indices[m.indptr[i]:m.indptr[i + 1]].tolist() for i in range(m.shape[0])]
+
+
+class GraphRetrieval:
+    """Graph retrieval over the shared chunk index and its graphrag graph."""
+
+    name = "graph"
+
+    def __init__(self, index_path: Path, graph_dir: Path, embedder: Embedder, extractor: EntityExtractor,
+                 *, subject_weight: float = SUBJECT_WEIGHT, damping: float = DAMPING) -> None:
+        self.index_path = Path(index_path)
+        self.graph_dir = Path(graph_dir)
+        self.embedder = embedder
+        self.extractor = extractor
+        self.subject_weight = subject_weight
+        self.damping = damping
+        self.manifest = read_manifest(self.graph_dir)
+        if self.manifest is None:
+            raise IndexMissing(f"no graph at {self.graph_dir} ({CASE_MANIFEST} missing): build it first")
+        self.table = ChunkTable(self.index_path)
+        con = open_index(self.index_path)
+        try:
+            meta = {r[0]: (r[1], r[2]) for r in con.execute("SELECT chunk_id, service, title FROM chunks").fetchall()}
+        finally:
+            con.close()
+        self._sources, self._source_code = np.unique(self.table.source_ids.astype(str), return_inverse=True)
+        self._source_code = self._source_code.reshape(-1)
+        self.services = [meta.get(cid, (None, None))[0] for cid in self.table.ids]
+        self.titles = [meta.get(cid, (None, None))[1] for cid in self.table.ids]
+        self._load_graph()
+
+    # ------------------------------------------------------------------ loading
+    def _parquet(self, name: str, columns: list[str]) -> pd.DataFrame:
+        path = self.graph_dir / f"{name}.parquet"
+        if not path.exists():
+            return pd.DataFrame({c: [] for c in columns})
+        return pd.read_parquet(path, columns=columns)
+
+    def _load_graph(self) -> None:
+        units = self._parquet("text_units", ["id", "document_id", "text", "entity_ids"])
+        entities = self._parquet("entities", ["id", "title"])
+        title_of = dict(zip(entities["id"], entities["title"], strict=True))
+        # graphrag text unit -> every chunk with that text (duplicates were merged at build)
+        owners: dict[str, list[str]] = {u: [d] for u, d in zip(units["id"], units["document_id"], strict=True)}
+        unit_of_doc = {d: u for u, d in zip(units["id"], units["document_id"], strict=True)}
+        for dropped, kept in self.manifest.get("merged_duplicates", []):
+            if kept in unit_of_doc:
+                owners[unit_of_doc[kept]].append(dropped)
+        self.unit_text = dict(zip(units["id"], units["text"], strict=True))
+        # unit -> present chunk rows (a chunk tombstoned since the build has no row)
+        pos = self.table.position
+        self.unit_rows = {u: [pos[c] for c in cs if c in pos] for u, cs in owners.items()}
+
+        self.entity_titles: list[str] = sorted(set(title_of.values()))
+        self.entity_index = {t: j for j, t in enumerate(self.entity_titles)}
+        # a chunk's subject: its service when that is an entity, else its source title when that is one
+        self.subjects: list[str | None] = [
+            next((s for s in (svc, title) if s and s != "*" and s in self.entity_index), None)
+            for svc, title in zip(self.services, self.titles, strict=True)]
+        g = nx.Graph()
+        chunk_nodes = [("c", i) for i in range(len(self.table.ids))]
+        entity_nodes = [("e", t) for t in self.entity_titles]
+        g.add_nodes_from(chunk_nodes, bipartite=0)
+        g.add_nodes_from(entity_nodes, bipartite=1)
+        for u, ids in zip(units["id"], units["entity_ids"], strict=True):
+            for i in self.unit_rows.get(u, []):
+                for eid in ([] if ids is None else list(ids)):
+                    t = title_of.get(eid)
+                    if t is None:
+                        continue
+                    w = self.subject_weight if t == self.subjects[i] else 1.0
+                    g.add_edge(("c", i), ("e", t), weight=w, mention=1.0)
+        for i, subject in enumerate(self.subjects):
+            if subject is not None and not g.has_edge(("c", i), ("e", subject)):
+                g.add_edge(("c", i), ("e", subject), weight=self.subject_weight, mention=0.0)
+        self.graph = g
+        if chunk_nodes and entity_nodes:
+            self.W = nx.bipartite.biadjacency_matrix(g, chunk_nodes, entity_nodes, weight="weight", format="csr")
+            self.M = nx.bipartite.biadjacency_matrix(g, chunk_nodes, entity_nodes, weight="mention", format="csr")
+        else:
+            self.W = self.M = sp.csr_array((len(chunk_nodes), len(entity_nodes)), dtype=np.float64)
+        self.W = sp.csr_array(self.W, dtype=np.float64)
+        self.M = sp.csr_array(self.M, dtype=np.float64)
+        self.M.eliminate_zeros()
+        self.chunk_entities = _rows_of(self.M)  # chunk row -> entity columns its text names
+
+    # ------------------------------------------------------------------ scope
+    def masks(self, query: SearchQuery, access: AccessSnapshot) -> tuple[np.ndarray, np.ndarray]:
+        """(scope, candidates) over the chunk rows, from one look at the access rules.
+
+        scope: readable chunks of the query's environment or ``*`` (what the walk may
+        use); candidates: scope chunks of ``query.kinds`` (when given) not in
+        ``query.exclude`` (what may be returned). Same rules as ``ChunkTable.mask``.
+        """
+        readable = access.readable()
+        ok = np.fromiter((s in readable for s in self._sources), dtype=bool, count=len(self._sources))
+        t = self.table
+        scope = ok[self._source_code] & ((t.envs == query.environment) | (t.envs == "*"))
+        candidates = scope.copy()
+        if query.kinds:
+            candidates &= np.isin(t.kinds, list(query.kinds))
+        for cid in query.exclude:
+            i = t.position.get(cid)
+            if i is not None:
+                candidates[i] = False
+        return scope, candidates
+
+    def scope_mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
+        """Readable chunks of the query's environment (or ``*``): what the walk may use."""
+        return self.masks(query, access)[0]
+
+    def _scope(self, query: SearchQuery, access: AccessSnapshot, mask: np.ndarray | None = None) -> Scope:
+        rows = np.flatnonzero(self.scope_mask(query, access) if mask is None else mask)
+        M = self.M[rows]
+        support = np.asarray(M.sum(axis=0)).ravel()
+        ents = np.flatnonzero(support > 0)
+        return Scope(rows, ents, self.W[rows][:, ents].tocsr(), M[:, ents].tocsr(), support[ents],
+                     len(self.entity_titles))
+
+    def walk_graph(self, query: SearchQuery, access: AccessSnapshot) -> nx.Graph:
+        """The query's walk graph as networkx (the matrices ``search`` runs PageRank on).
+
+        Nodes ``("chunk", chunk_id)`` with ``source_id``, and ``("entity", name)``;
+        edges carry ``weight`` and ``mention`` (0 for a subject edge). For inspection.
+        """
+        scope = self._scope(query, access)
+        g = nx.Graph()
+        for r in scope.rows.tolist():
+            g.add_node(("chunk", self.table.ids[r]), source_id=str(self.table.source_ids[r]))
+        g.add_nodes_from(("entity", self.entity_titles[e]) for e in scope.ents.tolist())
+        W, M = scope.W.tocoo(), scope.M.tocsr()
+        for i, j, w in zip(W.row.tolist(), W.col.tolist(), W.data.tolist(), strict=True):
+            g.add_edge(("chunk", self.table.ids[scope.rows[i]]), ("entity", self.entity_titles[scope.ents[j]]),
+                       weight=w, mention=float(M[i, j]))
+        return g
+
+    def seeds(self, query: SearchQuery, scope: Scope) -> list[str]:
+        """The query's entities that are nodes of its walk graph, in order."""
+        names = dict.fromkeys([*query.seeds, *self.extractor.names(query.text)])
+        return [n for n in names if n in self.entity_index and scope.col(self.entity_index[n]) >= 0]
+
+    def _ppr(self, scope: Scope, seeds: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Personalized PageRank on the bipartite scope graph: (chunk scores, entity scores)."""
+        W = scope.W
+        n_c, n_e = W.shape
+        if n_c == 0 or n_e == 0:
+            return np.zeros(n_c), np.zeros(n_e)
+        p = np.zeros(n_e)
+        for s in seeds:
+            j = scope.col(self.entity_index[s])
+            p[j] = 1.0 / scope.support[j]
+        p /= p.sum()
+        deg_c = np.asarray(W.sum(axis=1)).ravel()
+        deg_e = np.asarray(W.sum(axis=0)).ravel()  # > 0: every scope entity has a mention
+        inv_c = np.divide(1.0, deg_c, out=np.zeros_like(deg_c), where=deg_c > 0)
+        a = self.damping
+        # one block transition matrix over [chunks; entities], columns sum to 1 (dangling: 0)
+        to_c = sp.csr_array(W * (a / deg_e)[None, :])  # entity j -> chunk i
+        to_e = sp.csr_array(W.T * (a * inv_c)[None, :])  # chunk i -> entity j
+        P = sp.bmat([[None, to_c], [to_e, None]], format="csr")
+        teleport = np.concatenate([np.zeros(n_c), p])
+        dangling = np.flatnonzero(deg_c == 0)
+        x = teleport.copy()
+        for _ in range(MAX_ITER):
+            nx_ = P @ x
+            nx_ += (a * x[dangling].sum() + 1.0 - a) * teleport
+            err = np.abs(nx_ - x).sum()
+            x = nx_
+            if err < TOL:
+                break
+        return x[:n_c], x[n_c:]
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
+        scope_mask, candidates = self.masks(query, access)  # before anything is scored
+        if not candidates.any() or query.k <= 0:
+            return []
+        scope = self._scope(query, access, scope_mask)
+        seeds = self.seeds(query, scope)
+        qv = self.embedder.embed([query.text])[0]
+        dense = self.table.vectors @ qv  # every row (cheaper than gathering), then masked
+        dense[~candidates] = -np.inf
+        cand_rows = np.flatnonzero(candidates)
+        ranked: list[tuple[int, float, str]] = []
+        if seeds:
+            xc, _ = self._ppr(scope, seeds)
+            keep = (xc > 0) & candidates[scope.rows]
+            rows, score = scope.rows[keep], xc[keep]
+            # rows follow chunk-id order (ChunkTable sorts by id): the last tie-break is the id
+            order = np.lexsort((rows, -dense[rows], -np.round(score, 12)))[: query.k]
+            ranked = [(int(rows[i]), float(score[i]), "ppr") for i in order]
+        if len(ranked) < query.k:
+            dense_c = dense.copy()
+            dense_c[[r for r, _, _ in ranked]] = -np.inf
+            rest = cand_rows[np.lexsort((cand_rows, -dense_c[cand_rows]))]
+            rest = rest[np.isfinite(dense_c[rest])][: query.k - len(ranked)]
+            ranked += [(int(r), float(dense[r]), "dense-fallback") for r in rest]
+        return [self._hit(r, s, rank, ch) for rank, (r, s, ch) in enumerate(ranked, start=1)]
+
+    def _hit(self, i: int, score: float, rank: int, channel: str) -> Hit:
+        t = self.table
+        return Hit(source_id=str(t.source_ids[i]), chunk_id=t.ids[i], start=t.starts[i], end=t.ends[i],
+                   score=round(float(score), 8), rank=rank, channel=channel, tool=self.name,
+                   revision=t.revisions[i])
+
+    # ------------------------------------------------------------------ bridges
+    def bridge_entities(self, query: SearchQuery, access: AccessSnapshot, max_hops: int = 3,
+                        limit: int | None = 50, chunks_per_hop: int = 20) -> list[GraphBridge]:
+        """Entities reached from the seeds through chunks that name two entities together.
+
+        Breadth-first over the scope's mention edges (subject edges are metadata, not
+        text, so they never make a hop); the predecessor of an entity is the
+        best-scored entity of the previous hop that shares a chunk with it. Every hop
+        lists the scope chunks (and sources) that name both its ends, so it can be read
+        back. Best first: fewer hops, then PageRank score, then name; at most ``limit``
+        bridges and ``chunks_per_hop`` chunks per hop (best PageRank first).
+        """
+        scope = self._scope(query, access)
+        seeds = self.seeds(query, scope)
+        if not seeds:
+            return []
+        xc, xe = self._ppr(scope, seeds)
+        ents_of = _rows_of(scope.M)  # scope chunk -> entity columns it names
+        chunks_of = _rows_of(scope.M.T.tocsr())  # entity column -> scope chunks naming it
+        names = [self.entity_titles[e] for e in scope.ents]
+        better = lambda j: (-xe[j], names[j])  # noqa: E731
+        hops = {scope.col(self.entity_index[s]): 0 for s in seeds}
+        origin = {j: j for j in hops}
+        prev: dict[int, int] = {}
+        frontier = deque(hops)
+        while frontier:
+            j = frontier.popleft()
+            if hops[j] >= max_hops:
+                continue
+            neigh = {k for c in chunks_of[j] for k in ents_of[c]} - hops.keys()
+            for k in sorted(neigh, key=better):
+                hops[k] = hops[j] + 1
+                frontier.append(k)
+        for k in sorted(hops, key=lambda k: hops[k]):  # predecessors: best entity one hop closer
+            if hops[k] > 0:
+                closer = {j for c in chunks_of[k] for j in ents_of[c] if hops.get(j) == hops[k] - 1}
+                prev[k] = min(closer, key=better)
+                origin[k] = origin[prev[k]]
+        reached = sorted((k for k, h in hops.items() if h > 0),
+                         key=lambda k: (hops[k], -round(float(xe[k]), 8), names[k]))
+        out: list[GraphBridge] = []
+        for k in reached if limit is None else reached[:limit]:
+            h = hops[k]
+            path: list[BridgeHop] = []
+            cur = k
+            while hops[cur] > 0:
+                p = prev[cur]
+                both = set(chunks_of[p]) & set(chunks_of[cur])
+                best = sorted(both, key=lambda c: (-xc[c], self.table.ids[scope.rows[c]]))[:chunks_per_hop]
+                rows = [int(scope.rows[c]) for c in best]
+                path.append(BridgeHop(
+                    source=names[p], target=names[cur], chunk_ids=tuple(self.table.ids[r] for r in rows),
+                    source_ids=tuple(dict.fromkeys(str(self.table.source_ids[r]) for r in rows))))
+                cur = p
+            out.append(GraphBridge(entity=names[k], kind=self.extractor.kind_of(names[k]), hops=h,
+                                   score=round(float(xe[k]), 8), seed=names[origin[k]], path=tuple(reversed(path))))
+        return out
+
+    # ------------------------------------------------------------------ communities
+    def community_context(self, query: SearchQuery, access: AccessSnapshot, **kwargs: Any):  # noqa: ANN201
+        """GraphRAG's community-level view of the query's scope (see ``community.py``)."""
+        from .community import community_context
+
+        return community_context(self, query, access, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes of the loaded graph (for logs and benchmarks)."""
+        return {"chunks": len(self.table.ids), "entities": len(self.entity_titles),
+                "edges": self.graph.number_of_edges(), "manifest": json.loads(json.dumps(self.manifest))}
