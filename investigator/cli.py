@@ -32,10 +32,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    info = _inv(args).index(Path(args.case), force=args.force)
-    print("index is up to date" if info is None else
-          f"indexed {info.sources} sources, {info.chunks} chunks ({info.embedded} embedded) in {info.seconds}s, "
+    inv = _inv(args)
+    info = inv.index(Path(args.case), force=args.force)
+    print("basic index is up to date" if info is None else
+          f"basic: {info.sources} sources, {info.chunks} chunks ({info.embedded} embedded) in {info.seconds}s, "
           f"{info.bytes} bytes at {info.path}")
+    if args.tool in ("graph", "all"):
+        g = inv.index_graph(Path(args.case), force=args.force)
+        print("graph index is up to date" if g is None else
+              f"graph: {g.row_counts.get('entities', 0)} entities, {g.row_counts.get('relationships', 0)} relationships, "
+              f"{g.row_counts.get('communities', 0)} communities in {g.wall_seconds}s, {g.output_bytes} bytes")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    _inv(args).delete_source(Path(args.case), args.source_id, args.reason)
+    print(f"{args.source_id} tombstoned in {args.case}: dropped from both indexes, never recalled again")
     return 0
 
 
@@ -65,18 +77,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from investigator.config import Settings
     from investigator.evaluate import evaluate, to_json, to_markdown
-    from investigator.runtime import Investigator
 
     base = _inv(args)
     cases = [Path(c) for c in args.cases] or sorted(p.parent for p in Path("cases").glob("*/expected.yaml"))
-    index_root = base.settings.index_root or base.settings.workspace / "index"
-
-    def make(ws: Path, log):  # noqa: ANN001, ANN202
-        return Investigator(Settings(workspace=ws, index_root=index_root), embedder=base.embedder, progress=log)
-
-    scores = evaluate(cases, args.tool or ["basic", "graph"], make, progress=base.progress)
+    scores = evaluate(cases, args.tool or ["basic", "graph"], _workspace_factory(base), progress=base.progress)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval.json").write_text(to_json(scores))
@@ -101,6 +106,32 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(res, indent=2))
+    print(to_markdown(res))
+    return 0
+
+
+def _workspace_factory(base):  # noqa: ANN001, ANN202 - fresh workspaces over the caller's indexes
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    index_root = base.settings.index_root or base.settings.workspace / "index"
+
+    def make(ws: Path, log):  # noqa: ANN001, ANN202
+        return Investigator(Settings(workspace=ws, index_root=index_root), embedder=base.embedder, progress=log)
+
+    return make
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from investigator.compare import compare, to_json, to_markdown
+
+    base = _inv(args)
+    base.index_graph(Path(args.case))
+    res = compare(Path(args.case), _workspace_factory(base), progress=base.progress)
+    out = Path(args.out or f"out/compare-{res['case']}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(to_json(res))
+    (out / "compare.md").write_text(to_markdown(res))
     print(to_markdown(res))
     return 0
 
@@ -141,7 +172,14 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("index", help="build the case's retrieval index (skipped when up to date)")
     s.add_argument("case", help="case folder")
     s.add_argument("--force", action="store_true", help="rebuild even when the index is up to date")
+    s.add_argument("--tool", default="all", choices=["basic", "graph", "all"], help="which index to build (default all)")
     s.set_defaults(func=cmd_index)
+
+    s = sub.add_parser("delete", help="tombstone a source: removed from both indexes and never recalled again")
+    s.add_argument("case", help="case folder")
+    s.add_argument("source_id", help="manifest id of the source to delete")
+    s.add_argument("--reason", default="deleted", help="why (kept with the tombstone)")
+    s.set_defaults(func=cmd_delete)
 
     s = sub.add_parser("run", help="investigate a case and write report.md and report.json")
     s.add_argument("case", help="case folder")
@@ -154,6 +192,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("run_id", help="the run to continue")
     s.add_argument("--out", help="report folder (default out/RUN_ID)")
     s.set_defaults(func=cmd_resume)
+
+    s = sub.add_parser("compare", help="run one case with graph and basic retrieval and print them side by side")
+    s.add_argument("case", help="case folder")
+    s.add_argument("--out", help="folder for compare.json and compare.md (default out/compare-CASE)")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("eval", help="run cases with expected.yaml under each tool and score verdicts, evidence, leaks")
     s.add_argument("cases", nargs="*", help="case folders (default: every cases/*/ with an expected.yaml)")

@@ -92,8 +92,15 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
                      sources=len({c.source_id for c in chunks}), embedded=embedded,
                      seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
+    path.with_suffix(".info.json").write_text(info.model_dump_json(indent=2))
     progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
     return info
+
+
+def last_build(path: Path) -> IndexInfo | None:
+    """What the last build of the index at `path` measured (time, size), if recorded."""
+    info = Path(path).with_suffix(".info.json")
+    return IndexInfo.model_validate_json(info.read_text()) if info.exists() else None
 
 
 def _vec_column(vecs: np.ndarray, dim: int) -> pa.Array:
