@@ -167,6 +167,16 @@ def _blocked(steps: list[dict], decisions: dict[str, ClaimDecision], key: str, w
     return out
 
 
+def _denied_this_round(steps: list[dict], round_: int) -> list[str]:
+    """Sources this round's action needed and could not read, when nothing readable answered it."""
+    mine = [s for s in steps if s.get("round") == round_ and s.get("node") in ("retrieve", "read")]
+    retrieve = next((s for s in mine if s["node"] == "retrieve"), None)
+    read = next((s for s in mine if s["node"] == "read"), {})
+    if retrieve is None or any(r.get("outcome") == "ok" for r in read.get("reads", [])):
+        return []
+    return list(dict.fromkeys([*retrieve.get("denied", []), *read.get("denied", [])]))
+
+
 def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_, store, run = state.get("round", 0), deps.store, deps.run_id
     case = deps.case
@@ -178,6 +188,10 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     stop: StopReason | None = None
     if decisions and all(decisions.get(c.id) is not None and decisions[c.id].decided for c in case.required_claims):
         stop = StopReason(kind="evidence_ready", detail="every required claim decided with read-back evidence")
+    elif case.principal.may_request_access and (blocked := _denied_this_round(steps, round_)):
+        gap = state.get("gap")
+        stop = StopReason(kind="awaiting_permission", sources=tuple(blocked),
+                          detail=f"needed for {gap.claim_id if gap else 'an open claim'}: not readable by the principal")
     elif state.get("gap") is None and _next_gap(deps) is not None:
         pass  # access changed since the plan (a grant): there is something to do again
     elif state.get("gap") is None:

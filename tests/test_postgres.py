@@ -1,0 +1,69 @@
+"""The same store and checkpoints on PostgreSQL (skipped when no server answers on 127.0.0.1:5432)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg_url():
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin = psycopg.connect(ADMIN, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    name = f"inv_test_{uuid.uuid4().hex[:10]}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def test_a_whole_run_on_postgresql_matches_sqlite(pg_url, tmp_path, embedder, index_root, reference_run):
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    inv = Investigator(Settings(workspace=tmp_path, store_url=pg_url, index_root=index_root), embedder=embedder,
+                       progress=lambda _m: None)
+    r = inv.start(REFERENCE).report
+    _inv, sqlite_result, _out = reference_run
+    assert {c.id: c.verdict for c in r.claims} == {c.id: c.verdict for c in sqlite_result.report.claims}
+    assert r.stop.kind == "evidence_ready"
+    assert [e.id for e in r.evidence] == [e.id for e in sqlite_result.report.evidence]
+    assert inv.store.runs()[0].run_id == r.run_id
+
+
+def test_a_paused_run_resumes_from_postgresql_checkpoints(pg_url, tmp_path, embedder, case_copy):
+    import yaml
+
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    manifest = yaml.safe_load((case_copy / "sources.yaml").read_text())
+    for s in manifest["sources"]:
+        if s["id"] == "order-service-prod-db-wait":
+            s["groups"] = ["dba"]
+            meta = case_copy / (s["path"] + ".meta.yaml")
+            m = yaml.safe_load(meta.read_text())
+            if "groups" in m:
+                m["groups"] = ["dba"]
+                meta.write_text(yaml.safe_dump(m))
+    (case_copy / "sources.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    inv = Investigator(Settings(workspace=tmp_path, store_url=pg_url), embedder=embedder, progress=lambda _m: None)
+    paused = inv.start(case_copy).report
+    assert paused.status == "awaiting_permission", (paused.stop, [(c.id, c.verdict, c.missing) for c in paused.claims])
+    inv.grant(paused.run_id, ["dba"])
+    fresh = Investigator(Settings(workspace=tmp_path, store_url=pg_url), embedder=embedder, progress=lambda _m: None)
+    done = fresh.resume(paused.run_id).report
+    assert done.stop.kind == "evidence_ready"
