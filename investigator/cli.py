@@ -150,6 +150,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    rows = _inv(args).history(args.run_id)
+    print(f"{'step':>4} {'round':>5} {'source':<6} {'gap':<40} {'hits':>4} {'stop':<18} {'bytes':>7}")
+    for r in rows:
+        print(f"{r['step'] if r['step'] is not None else '-':>4} {r['round'] if r['round'] is not None else '-':>5} "
+              f"{r['source'] or '':<6} {r['gap'] or '-':<40} {r['hits']:>4} {r['stop'] or '-':<18} {r['bytes']:>7}")
+    return 0
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     rows = _inv(args).store.runs()
     print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} updated")
@@ -221,6 +230,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("run_id", help="the run to show")
     s.add_argument("--json", action="store_true", help="print the JSON report")
     s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser("history", help="a run's checkpoints, step by step, with their size")
+    s.add_argument("run_id", help="the run")
+    s.set_defaults(func=cmd_history)
 
     s = sub.add_parser("runs", help="list runs with status, stop reason, case, tool and last update")
     s.set_defaults(func=cmd_runs)

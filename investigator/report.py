@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -216,13 +217,81 @@ def render_markdown(r: Report) -> str:
 
 
 def write_report(r: Report, out: Path) -> list[Path]:
-    """Write report.json and report.md atomically (a temp file renamed into place)."""
+    """Write report.json, report.md and report.html atomically (a temp file renamed into place)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("report.json", r.to_json()), ("report.md", render_markdown(r))):
+    for name, text in (("report.json", r.to_json()), ("report.md", render_markdown(r)), ("report.html", render_html(r))):
         tmp = out / f".{name}.tmp"
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out / name)
         written.append(out / name)
     return written
+
+
+def _svg_path(hops) -> str:  # noqa: ANN001 - tuple[Hop, ...]
+    """The bridge path as boxes and arrows; dashed where a hop does not apply yet."""
+    if not hops:
+        return ""
+    nodes = [hops[0].source, *[h.target for h in hops]]
+    w, gap, h = 170, 60, 44
+    width = len(nodes) * w + (len(nodes) - 1) * gap + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 40}" role="img" '
+             f'aria-label="bridge path">']
+    for i, name in enumerate(nodes):
+        x = 10 + i * (w + gap)
+        parts.append(f'<rect x="{x}" y="10" width="{w}" height="{h}" rx="8" fill="#eef3fb" stroke="#3a6ea5"/>'
+                     f'<text x="{x + w / 2}" y="{10 + h / 2 + 5}" text-anchor="middle" font-size="13">{escape(name)}</text>')
+        if i < len(hops):
+            hop = hops[i]
+            x1, x2 = x + w, x + w + gap
+            dash = "" if hop.applicable else ' stroke-dasharray="5,4"'
+            parts.append(f'<line x1="{x1}" y1="{10 + h / 2}" x2="{x2 - 6}" y2="{10 + h / 2}" stroke="#333"{dash}/>'
+                         f'<polygon points="{x2 - 6},{10 + h / 2 - 5} {x2},{10 + h / 2} {x2 - 6},{10 + h / 2 + 5}" fill="#333"/>'
+                         f'<text x="{(x1 + x2) / 2}" y="{h + 30}" text-anchor="middle" font-size="10">'
+                         f'{escape(", ".join(hop.evidence_ids[:3]))}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(r: Report) -> str:
+    """One self-contained HTML page: the claims, their evidence and the bridge path drawn."""
+    ev = {e.id: e for e in r.evidence}
+    css = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+           ".v-confirmed{color:#17703a}.v-refuted{color:#a12b2b}.v-inferred{color:#9a6700}.v-insufficient{color:#555}"
+           "blockquote{margin:.3em 0 .8em 1em;padding-left:.8em;border-left:3px solid #ccc;font-size:.9em;white-space:pre-wrap}"
+           "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}"
+           ".label{background:#fff3cd;padding:0 4px;border-radius:3px}")
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(r.run_id)}</title><style>{css}</style></head><body>",
+           f"<h1>Investigation {escape(r.run_id)}: {escape(r.case_id)}</h1><p>{escape(r.title)}</p><table>"]
+    for k, v in (("Alert", r.alert), ("Question", r.question), ("Subject", r.subject), ("Window", r.window),
+                 ("Principal", r.principal), ("Retrieval", r.retrieval),
+                 ("Stop reason", f"{r.stop.kind} — {r.stop.detail}" if r.stop else r.status),
+                 ("Budgets", f"rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, reads "
+                             f"{r.budgets['reads_used']}/{r.budgets['reads_limit']}"),
+                 ("Denied / failed / not found", f"{', '.join(r.reads['denied']) or '—'} / "
+                  f"{', '.join(r.reads['failed']) or '—'} / {', '.join(r.reads['not_found']) or '—'}")):
+        out.append(f"<tr><th>{k}</th><td>{escape(str(v))}</td></tr>")
+    out.append("</table>")
+    for c in r.claims:
+        out.append(f"<h2><code>{escape(c.id)}</code> — <span class='v-{c.verdict}'>{c.verdict}</span></h2>"
+                   f"<p>{escape(c.statement)}</p><p><small>rule: {escape(c.rule)}</small></p>")
+        if c.note:
+            out.append(f"<p><em>{escape(c.note)}</em></p>")
+        out.append(_svg_path(c.path))
+        for title, ids in (("Supporting", c.supporting), ("Opposing", c.opposing), ("Proposed by", c.proposed_by)):
+            items = [ev[i] for i in ids if i in ev]
+            if items:
+                out.append(f"<h3>{title}</h3>")
+                for e in items:
+                    where = (f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span else "from the case")
+                    label = f" <span class='label'>{e.label}</span>" if e.label else ""
+                    quote = e.span.quote if e.span else e.text
+                    out.append(f"<div><code>{e.id}</code> {escape(where)}{label}<blockquote>{escape(quote)}</blockquote></div>")
+        for title, items in (("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)):
+            if items:
+                out.append(f"<h3>{title}</h3><ul>" + "".join(f"<li>{escape(x)}</li>" for x in items) + "</ul>")
+    out.append("<h2>Timeline</h2><table><tr><th>round</th><th>node</th><th>what</th></tr>")
+    out += [f"<tr><td>{t['round']}</td><td>{t['node']}</td><td>{escape(str(t['summary']))}</td></tr>" for t in r.timeline]
+    out.append("</table></body></html>")
+    return "\n".join(out)

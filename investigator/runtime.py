@@ -218,6 +218,24 @@ class Investigator:
             app.invoke(start, cfg, durability="sync")
         return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
 
+    def history(self, run_id: str) -> list[dict]:
+        """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
+        self.store.run(run_id)
+        rows = []
+        with open_checkpointer(self.settings) as saver:
+            for tup in saver.list({"configurable": {"thread_id": run_id}}):
+                values = tup.checkpoint.get("channel_values", {})
+                gap = values.get("gap")
+                stop = values.get("stop")
+                _kind, blob = saver.serde.dumps_typed(tup.checkpoint)
+                rows.append({
+                    "step": tup.metadata.get("step"), "source": tup.metadata.get("source"),
+                    "round": values.get("round"), "gap": f"{gap.action} → {gap.claim_id}" if gap else None,
+                    "hits": len(values.get("hits") or []), "stop": stop.kind if stop else None,
+                    "bytes": len(blob), "checkpoint_id": tup.config["configurable"]["checkpoint_id"],
+                })
+        return sorted(rows, key=lambda r: (r["step"] if r["step"] is not None else -2))
+
     def grant(self, run_id: str, groups: list[str]) -> RunRow:
         """Grant the run's principal more groups (answering `awaiting_permission`); `resume` continues."""
         run = self.store.run(run_id)

@@ -42,13 +42,21 @@ class ChunkTable:
         dim = len(rows[0][7]) if rows else 0
         self.vectors = np.array([r[7] for r in rows], dtype=np.float32).reshape(len(rows), dim)
         self.position = {cid: i for i, cid in enumerate(self.ids)}
+        # integer codes per row, so a mask is a lookup and not a Python loop over every chunk
+        self.sources, self.source_code = np.unique(self.source_ids.astype(str), return_inverse=True) \
+            if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
+        self.env_values, self.env_code = np.unique(self.envs.astype(str), return_inverse=True) \
+            if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
+        self.kind_values, self.kind_code = np.unique(self.kinds.astype(str), return_inverse=True) \
+            if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
 
     def mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
+        """Rows the principal may read that pass the hard filters, computed before any score."""
         readable = access.readable()
-        m = np.fromiter((s in readable for s in self.source_ids), dtype=bool, count=len(self.ids))
-        m &= (self.envs == query.environment) | (self.envs == "*")
+        m = np.array([s in readable for s in self.sources], dtype=bool)[self.source_code]
+        m &= np.isin(self.env_values, [query.environment, "*"])[self.env_code]
         if query.kinds:
-            m &= np.isin(self.kinds, list(query.kinds))
+            m &= np.isin(self.kind_values, list(query.kinds))[self.kind_code]
         for cid in query.exclude:
             i = self.position.get(cid)
             if i is not None:
@@ -59,6 +67,15 @@ class ChunkTable:
         return Hit(source_id=str(self.source_ids[i]), chunk_id=self.ids[i], start=self.starts[i], end=self.ends[i],
                    score=round(float(score), 6), rank=rank, channel=channel, tool=tool,
                    revision=self.revisions[i])
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k best scores, best first, ties by index (argpartition, then a small sort)."""
+    if scores.size <= k:
+        cand = np.arange(scores.size)
+    else:
+        cand = np.argpartition(-scores, k - 1)[:k]
+    return cand[np.lexsort((cand, -scores[cand]))]
 
 
 def rrf(rankings: dict[str, list[int]], k: int = RRF_K) -> list[tuple[int, float, str]]:
@@ -91,10 +108,10 @@ class BasicRetrieval:
         depth = max(query.k * 4, 20)
         qv = self.embedder.embed([query.text])[0]
         dense = self.table.vectors[rows] @ qv
-        rankings = {"dense": [int(rows[i]) for i in np.argsort(-dense, kind="stable")[:depth]]}
+        rankings = {"dense": [int(rows[i]) for i in top_k(dense, depth)]}
         if self.bm25 is not None:
             lex = self.bm25.scores(query.text)[rows]
-            order = [int(rows[i]) for i in np.argsort(-lex, kind="stable")[:depth] if lex[i] > 0]
+            order = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
             if order:
                 rankings["lexical"] = order
         fused = rrf(rankings)[: query.k]
