@@ -60,6 +60,14 @@ def _print_summary(report) -> None:  # noqa: ANN001
 
 def cmd_run(args: argparse.Namespace) -> int:
     inv = _inv(args)
+    if args.planner == "llm":
+        from graphs.llm_planner import LLMPlanner, openai_compatible
+
+        if not (args.llm_url and args.llm_model):
+            print("error: --planner llm needs --llm-url and --llm-model", file=sys.stderr)
+            return 2
+        inv.planner = LLMPlanner(model=openai_compatible(args.llm_url, args.llm_model, os.environ.get("OPENAI_API_KEY")),
+                                 token_budget=args.llm_tokens)
     result = inv.start(Path(args.case), retrieval=args.retrieval, run_id=args.run_id)
     paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
     print(f"run {result.run_id} finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
@@ -195,6 +203,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--retrieval", default="basic", choices=["basic", "graph"], help="document retrieval tool")
     s.add_argument("--run-id", help="run id (default: the case's run_id, numbered if taken)")
     s.add_argument("--out", help="report folder (default out/RUN_ID)")
+    s.add_argument("--planner", default="deterministic", choices=["deterministic", "llm"],
+                   help="who picks the next action (llm: a chat model chooses among the deterministic candidates)")
+    s.add_argument("--llm-url", help="OpenAI-compatible endpoint for --planner llm")
+    s.add_argument("--llm-model", help="model name for --planner llm")
+    s.add_argument("--llm-tokens", type=int, help="token budget of the LLM planner (then it plans deterministically)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions")
