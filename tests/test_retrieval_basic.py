@@ -53,3 +53,22 @@ def test_exact_identifiers_are_found_by_the_lexical_channel(tool):
 def test_rank_fusion_rewards_agreement_between_channels():
     fused = rrf({"dense": [1, 2, 3], "lexical": [3, 4]})
     assert fused[0][0] == 3 and fused[0][2] == "dense+lexical"
+
+
+def test_scoring_by_runs_equals_scoring_the_gathered_rows():
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tools.basic import masked_scores
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.booleans(), min_size=1, max_size=40))
+    def check(bits):
+        rng = np.random.default_rng(len(bits))
+        v = rng.standard_normal((len(bits), 8)).astype(np.float32)
+        q = rng.standard_normal(8).astype(np.float32)
+        m = np.array(bits, dtype=bool)
+        assert np.allclose(masked_scores(v, m, q), v[m] @ q)
+
+    check()

@@ -27,7 +27,8 @@ class ChunkTable:
         con = open_index(index_path)
         try:
             rows = con.execute(
-                "SELECT chunk_id, source_id, kind, environment, start_, end_, text, vec, revision FROM chunks ORDER BY chunk_id"
+                "SELECT chunk_id, source_id, kind, environment, start_, end_, text, vec, revision FROM chunks "
+                "ORDER BY source_id, start_, chunk_id"
             ).fetchall()
         finally:
             con.close()
@@ -69,6 +70,18 @@ class ChunkTable:
                    revision=self.revisions[i])
 
 
+def masked_scores(vectors: np.ndarray, mask: np.ndarray, qv: np.ndarray) -> np.ndarray:
+    """Scores of the allowed rows only, in row order.
+
+    Rows are stored grouped by source, so an access mask is a few contiguous runs: each run is
+    scored through a view (no copy of the matrix), and a masked-out row is never scored."""
+    if mask.all():
+        return vectors @ qv
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+    return np.concatenate([vectors[a:b] @ qv for a, b in zip(edges[::2], edges[1::2])]) \
+        if edges.size else np.zeros(0, dtype=vectors.dtype)
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k best scores, best first, ties by index (argpartition, then a small sort)."""
     if scores.size <= k:
@@ -107,7 +120,7 @@ class BasicRetrieval:
             return []
         depth = max(query.k * 4, 20)
         qv = self.embedder.embed([query.text])[0]
-        dense = self.table.vectors[rows] @ qv
+        dense = masked_scores(self.table.vectors, mask, qv)
         rankings = {"dense": [int(rows[i]) for i in top_k(dense, depth)]}
         if self.bm25 is not None:
             lex = self.bm25.scores(query.text)[rows]
