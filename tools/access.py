@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 from state._base import Frozen, stable_id
@@ -16,7 +17,7 @@ class AccessSnapshot(Frozen):
     groups: dict[str, tuple[str, ...]]
     principal_groups: tuple[str, ...]
 
-    @property
+    @cached_property
     def watermark(self) -> str:
         return "acl-" + stable_id(sorted(self.principal_groups), sorted(self.groups.items()))[:12]
 
@@ -25,7 +26,12 @@ class AccessSnapshot(Frozen):
         return allowed is not None and bool(set(allowed) & set(self.principal_groups))
 
     def readable(self) -> frozenset[str]:
-        return frozenset(s for s in self.groups if self.can_read(s))
+        return self._readable
+
+    @cached_property
+    def _readable(self) -> frozenset[str]:
+        mine = set(self.principal_groups)
+        return frozenset(s for s, allowed in self.groups.items() if mine.intersection(allowed))
 
 
 def snapshot(manifest: Manifest, principal: Principal, extra_groups: tuple[str, ...] = ()) -> AccessSnapshot:

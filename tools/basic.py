@@ -51,10 +51,16 @@ class ChunkTable:
         self.kind_values, self.kind_code = np.unique(self.kinds.astype(str), return_inverse=True) \
             if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
 
+    def _source_mask(self, access: AccessSnapshot) -> np.ndarray:
+        key = access.watermark
+        if getattr(self, "_mask_key", None) != key:
+            readable = access.readable()
+            self._mask_key, self._mask = key, np.array([s in readable for s in self.sources], dtype=bool)
+        return self._mask
+
     def mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
         """Rows the principal may read that pass the hard filters, computed before any score."""
-        readable = access.readable()
-        m = np.array([s in readable for s in self.sources], dtype=bool)[self.source_code]
+        m = self._source_mask(access)[self.source_code]
         m &= np.isin(self.env_values, [query.environment, "*"])[self.env_code]
         if query.kinds:
             m &= np.isin(self.kind_values, list(query.kinds))[self.kind_code]
