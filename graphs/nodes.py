@@ -18,7 +18,7 @@ from graphs.knowledge import Knowledge
 from graphs.state import LoopState
 from state._base import stable_id
 from state.claims import ClaimDecision, StopReason
-from state.evidence import Gap, Hit
+from state.evidence import Gap
 from tools.observations import Lookup
 from tools.retrieval import SearchQuery
 

@@ -47,7 +47,8 @@ def _gold_items(expected: Expected) -> list[tuple[str, str]]:
     return list(dict.fromkeys(items))
 
 
-def _store_text(workspace: Path) -> str:
+def store_text(workspace: Path) -> str:
+    """Every row of the run's SQLite store and checkpoints, as text (to look for leaks)."""
     blobs = []
     for db in (workspace / "investigator.db", workspace / "checkpoints.db"):
         if db.exists():
@@ -103,7 +104,7 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                 log: list[str] = []
                 inv = make(ws, log.append)
                 result = inv.start(case_dir, retrieval=tool)  # type: ignore[attr-defined]
-                outputs = "\n".join([result.report.to_json(), render_markdown(result.report), _store_text(ws), *log])
+                outputs = "\n".join([result.report.to_json(), render_markdown(result.report), store_text(ws), *log])
                 s = score(case_dir, result.report, expected, outputs, result.seconds)
                 progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, stop {s.stop}, "
                          f"{s.rounds} rounds, {s.reads} reads")

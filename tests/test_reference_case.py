@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
+from investigator.evaluate import store_text
 from state.expected import load_expected
 from tools.corpus import load_manifest, load_source
 
@@ -45,26 +45,16 @@ def test_every_shipped_case_gets_its_expected_verdicts_path_and_stop(case_run):
 def test_no_shipped_case_leaks_a_canary_or_a_bad_citation(case_run):
     case_dir, inv, result, out = case_run
     manifest = {s.id: s for s in load_manifest(case_dir).sources}
-    for ev in result.report.evidence:
-        if ev.span is not None:
-            doc = load_source(case_dir, manifest[ev.source_id])
-            assert doc.text[ev.span.start:ev.span.end] == ev.span.quote
-    blobs = [(out / "report.md").read_text(), (out / "report.json").read_text()]
-    for db in (inv.settings.workspace / "investigator.db", inv.settings.checkpoint_path):
-        con = sqlite3.connect(db)
-        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
-            blobs.append(json.dumps(con.execute(f"SELECT * FROM {table}").fetchall(), default=repr))
-        con.close()
+    cited = [e for e in result.report.evidence if e.span is not None]
+    assert cited
+    for ev in cited:
+        doc = load_source(case_dir, manifest[ev.source_id])
+        assert doc.version == ev.version and doc.text[ev.span.start:ev.span.end] == ev.span.quote
+    blobs = [(out / "report.md").read_text(), (out / "report.json").read_text(), (out / "report.html").read_text(),
+             store_text(inv.settings.workspace)]
+    assert load_expected(case_dir).canaries
     for canary in load_expected(case_dir).canaries:
         assert not any(canary in b for b in blobs), f"{canary} leaked"
-
-
-def test_every_claim_gets_the_expected_verdict_and_the_run_stops_evidence_ready(reference_run):
-    _inv, result, _out = reference_run
-    expected = load_expected(REFERENCE)
-    got = {c.id: c.verdict for c in result.report.claims}
-    assert got == {cid: g.verdict for cid, g in expected.claims.items()}
-    assert result.report.stop.kind == expected.stop_reason
 
 
 def test_the_causal_claim_follows_the_gold_bridge_path_hop_by_hop(reference_run):
@@ -88,31 +78,6 @@ def test_the_alert_figure_is_never_confirmation_on_its_own(reference_run):
     read_back = [i for i in symptom.supporting if evidence[i].kind == "metric"]
     assert read_back, "confirmed only with a metric series read back from the metrics source"
     assert evidence[read_back[0]].metric.ratio >= 3.0
-
-
-def test_every_citation_slices_back_to_its_source_version(reference_run):
-    _inv, result, _out = reference_run
-    manifest = {s.id: s for s in load_manifest(REFERENCE).sources}
-    cited = [e for e in result.report.evidence if e.span is not None]
-    assert cited
-    for ev in cited:
-        doc = load_source(REFERENCE, manifest[ev.source_id])
-        assert doc.version == ev.version
-        assert doc.text[ev.span.start:ev.span.end] == ev.span.quote
-
-
-def test_nothing_from_an_unreadable_source_reaches_report_store_or_checkpoints(reference_run):
-    inv, result, out = reference_run
-    canaries = load_expected(REFERENCE).canaries
-    assert canaries
-    blobs = [(out / "report.md").read_text(), (out / "report.json").read_text()]
-    for db in (inv.settings.workspace / "investigator.db", inv.settings.checkpoint_path):
-        con = sqlite3.connect(db)
-        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
-            blobs.append(json.dumps(con.execute(f"SELECT * FROM {table}").fetchall(), default=repr))
-        con.close()
-    for canary in canaries:
-        assert not any(canary in b for b in blobs), f"{canary} leaked"
 
 
 def test_historical_and_untrusted_sources_are_labelled_where_they_appear(reference_run):

@@ -67,7 +67,24 @@ def _untraced(fn: Callable[[Any], Any], arg: Any) -> Any:
         tracemalloc.start()
 
 
-class InjectedEmbedding(LLMEmbedding):
+class _FactoryHandles:
+    """The tokenizer and metrics store graphrag's model factory hands to every model."""
+
+    _tokenizer: Any
+    _metrics_store: Any
+
+    @property
+    def metrics_store(self) -> Any:
+        """Metrics store given by the factory."""
+        return self._metrics_store
+
+    @property
+    def tokenizer(self) -> Any:
+        """Tokenizer given by the factory (LiteLLM -> bundled tiktoken)."""
+        return self._tokenizer
+
+
+class InjectedEmbedding(_FactoryHandles, LLMEmbedding):
     """graphrag_llm embedding backed by an injected ``embed`` callable."""
 
     def __init__(
@@ -108,18 +125,9 @@ class InjectedEmbedding(LLMEmbedding):
         """Same as ``embedding`` (the callable is synchronous and CPU bound)."""
         return self.embedding(**kwargs)
 
-    @property
-    def metrics_store(self) -> Any:
-        """Metrics store given by the factory."""
-        return self._metrics_store
-
-    @property
-    def tokenizer(self) -> Any:
-        """Tokenizer given by the factory (LiteLLM -> bundled tiktoken)."""
-        return self._tokenizer
 
 
-class ExtractiveReportWriter(LLMCompletion):
+class ExtractiveReportWriter(_FactoryHandles, LLMCompletion):
     """Deterministic completion model that writes extractive community reports."""
 
     def __init__(
@@ -164,15 +172,6 @@ class ExtractiveReportWriter(LLMCompletion):
         """Same as ``completion``."""
         return self.completion(**kwargs)
 
-    @property
-    def metrics_store(self) -> Any:
-        """Metrics store given by the factory."""
-        return self._metrics_store
-
-    @property
-    def tokenizer(self) -> Any:
-        """Tokenizer given by the factory (LiteLLM -> bundled tiktoken)."""
-        return self._tokenizer
 
 
 def register_models() -> None:
