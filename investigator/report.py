@@ -110,6 +110,10 @@ def _timeline(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif s["node"] == "read":
             outs = [f"{r['source_id']}:{r['outcome']}" for r in s.get("reads", [])]
             item["summary"] = ", ".join(outs) or "nothing to read"
+        elif s["node"] == "resume":
+            rc = s.get("recheck", {})
+            item["summary"] = (f"resume: {rc.get('reused', 0)} observations reused, revoked {list(rc.get('revoked', []))}, "
+                               f"re-anchored {list(rc.get('reanchored', []))}, stale {list(rc.get('stale', []))}")
         elif s["node"] == "update":
             item["summary"] = ", ".join(f"{c}={v}" for c, v in s.get("decisions", {}).items())
         else:
@@ -139,6 +143,7 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
             path=d.path, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
             history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id)))
     reads = store.reads(run.run_id)
+    steps = store.steps(run.run_id)
     by = lambda outcome: sorted({r.source_id for _r, r in reads if r.outcome == outcome})  # noqa: E731
     return Report(
         case_id=case.id, run_id=run.run_id, title=case.title, alert=f"{case.alert.id}: {case.alert.text}",
@@ -149,12 +154,12 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         budgets={"rounds_used": run.rounds_used, "rounds_limit": run.rounds_limit,
                  "reads_used": run.reads_used, "reads_limit": run.reads_limit},
         reads={"total": len(reads), "ok": sum(1 for _r, r in reads if r.outcome == "ok"),
-               "reused": sum(1 for _r, r in reads if r.reused),
+               "reused": sum(s.get("recheck", {}).get("reused", 0) for s in steps if s["node"] == "resume"),
                "denied": by("denied"), "failed": by("failed"), "not_found": by("not_found")},
         claims=tuple(claims), evidence=tuple(_view(e) for e in active.values()),
         revoked=tuple({"id": e.id, "source_id": e.source_id, "status": e.status, "reason": e.status_note}
                       for e in inactive),
-        timeline=tuple(_timeline(store.steps(run.run_id))),
+        timeline=tuple(_timeline(steps)),
     )
 
 
@@ -185,7 +190,7 @@ def render_markdown(r: Report) -> str:
              f"- **Stop reason**: {r.stop.kind + (' — ' + r.stop.detail if r.stop.detail else '') if r.stop else '(running)'}",
              f"- **Budgets**: rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, "
              f"reads {r.budgets['reads_used']}/{r.budgets['reads_limit']}",
-             f"- **Reads**: {r.reads['ok']} ok of {r.reads['total']}; denied: {', '.join(r.reads['denied']) or 'none'}; "
+             f"- **Reads**: {r.reads['ok']} ok of {r.reads['total']} ({r.reads['reused']} reused on resume); denied: {', '.join(r.reads['denied']) or 'none'}; "
              f"failed: {', '.join(r.reads['failed']) or 'none'}; not found: {', '.join(r.reads['not_found']) or 'none'}",
              "", "## Claims", "", "| claim | verdict | rule |", "| --- | --- | --- |"]
     lines += [f"| `{c.id}` | **{c.verdict}** | {c.rule} |" for c in r.claims]

@@ -52,6 +52,8 @@ def test_a_denied_source_pauses_the_run_and_a_grant_lets_resume_finish(make_inve
     done = inv.resume(paused.run_id).report
     assert done.stop.kind == "evidence_ready"
     assert {c.id: c.verdict for c in done.claims}["symptom_window"] == "confirmed"
+    assert done.reads["reused"] == sum(1 for e in paused.evidence if e.kind != "initial"), \
+        "every observation read before the pause is reused, not read again"
 
 
 def test_denied_without_asking_stops_permission_denied(make_investigator, case_copy):
@@ -101,6 +103,7 @@ def test_a_changed_source_is_re_anchored_on_resume(make_investigator, case_copy)
     _set_groups(case_copy, "order-service-prod-cpu", ["observability"])
     inv = make_investigator(shared_index=False)
     paused = inv.start(case_copy).report
+    doc_id = "dependency-client-config-2.4"
     doc = case_copy / "sources/docs/dependency-client-config-2.4.md"
     doc.write_text(doc.read_text().replace("# dependency-client configuration reference",
                                            "<!-- reviewed 2026-05-02 -->\n# dependency-client configuration reference", 1))
@@ -112,6 +115,9 @@ def test_a_changed_source_is_re_anchored_on_resume(make_investigator, case_copy)
     for e in moved:
         assert text[e.span.start:e.span.end] == e.span.quote
     assert after.stop.kind == "evidence_ready"
+    read_before = [e for e in paused.evidence if e.kind != "initial"]
+    assert after.reads["reused"] == len(read_before) - len([e for e in read_before if e.source_id == doc_id]), \
+        "unchanged observations are reused; the changed source is re-anchored instead"
 
 
 def _cli(home: Path, index_root: Path, *args: str, crash: str | None = None) -> subprocess.CompletedProcess:
