@@ -309,3 +309,60 @@ def test_the_sparse_power_iteration_is_networkx_personalized_pagerank(tool, acce
         assert xc[i] == pytest.approx(ref[("chunk", tool.table.ids[r])], abs=1e-7)
     for j, e in enumerate(scope.ents.tolist()):
         assert xe[j] == pytest.approx(ref[("entity", tool.entity_titles[e])], abs=1e-7)
+
+
+def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
+    """The report model is swappable: a scripted fake stands in for an OpenAI-compatible LLM."""
+    import json as _json
+
+    from graphrag_llm.completion import LLMCompletion, register_completion
+    from graphrag_llm.config import ModelConfig
+    from graphrag_llm.utils import create_completion_response
+
+    from state.case import load_case
+    from tools.embedding import MiniLMEmbedder
+    from tools.entities import EntityExtractor
+    from tools.graph import build_case_graph, load_graph_tables
+    from tools.index import build_index
+
+    prompts: list[str] = []
+
+    class ScriptedReports(LLMCompletion):
+        def __init__(self, *, model_config, tokenizer, metrics_store, **_):  # noqa: ANN001, ANN003
+            self._tokenizer, self._metrics_store = tokenizer, metrics_store
+
+        @property
+        def metrics_store(self):  # noqa: ANN201
+            return self._metrics_store
+
+        @property
+        def tokenizer(self):  # noqa: ANN201
+            return self._tokenizer
+
+        def completion(self, /, **kwargs):  # noqa: ANN003, ANN201
+            from graphrag.index.operations.summarize_communities.community_reports_extractor import (
+                CommunityReportResponse,
+            )
+            prompts.append(str(kwargs["messages"]))
+            report = CommunityReportResponse(title="SCRIPTED REPORT", summary="scripted", findings=[],
+                                             rating=1.0, rating_explanation="scripted")
+            resp = create_completion_response(_json.dumps(report.model_dump()))
+            resp.formatted_response = report
+            return resp
+
+        async def completion_async(self, /, **kwargs):  # noqa: ANN003, ANN201
+            return self.completion(**kwargs)
+
+    register_completion("scripted-reports", ScriptedReports)
+    emb = MiniLMEmbedder()
+    case_dir = ROOT / "cases" / "ALR-20260429-017"
+    idx = tmp_path / "i.duckdb"
+    build_index(case_dir, idx, emb)
+    from tools.corpus import load_sources
+    extractor = EntityExtractor.from_sources(load_sources(case_dir))
+    load_case(case_dir)
+    build_case_graph(idx, tmp_path / "g", emb, extractor,
+                     report_model=ModelConfig(type="scripted-reports", model_provider="local", model="scripted"))
+    reports = load_graph_tables(tmp_path / "g").community_reports
+    assert len(reports) > 0 and set(reports["title"]) == {"SCRIPTED REPORT"}
+    assert prompts and "community" in prompts[0].lower(), "the real LLM gets graphrag's own report prompt"

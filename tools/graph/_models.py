@@ -174,6 +174,12 @@ class ExtractiveReportWriter(_FactoryHandles, LLMCompletion):
 
 
 
+def llm_report_model(model: str, api_base: str, api_key: str | None = None) -> ModelConfig:
+    """A real LLM behind an OpenAI-compatible endpoint writes the community reports (via LiteLLM)."""
+    return ModelConfig(type="litellm", model_provider="openai", model=model, api_base=api_base,
+                       api_key=api_key or "not-needed")
+
+
 def register_models() -> None:
     """Register both classes with graphrag_llm (idempotent, process-wide)."""
     register_embedding(EMBEDDING_TYPE, InjectedEmbedding)

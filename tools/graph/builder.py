@@ -37,6 +37,7 @@ from graphrag.api import build_index
 from graphrag.config.enums import AsyncType
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.tokenizer.get_tokenizer import get_tokenizer
+from graphrag_llm.config import ModelConfig
 
 from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, register_extract_workflow
 from ._models import (
@@ -90,6 +91,7 @@ def build_graph_index(
     analyze: AnalyzeFn,
     max_cluster_size: int = 10,
     seed: int = 0xDEADBEEF,
+    report_model: ModelConfig | None = None,
 ) -> BuildStats:
     """Build (or fully replace) the index in ``out_dir``; blocking.
 
@@ -107,6 +109,7 @@ def build_graph_index(
             analyze=analyze,
             max_cluster_size=max_cluster_size,
             seed=seed,
+            report_model=report_model,
         )
     )
 
@@ -120,8 +123,13 @@ async def abuild_graph_index(
     analyze: AnalyzeFn,
     max_cluster_size: int = 10,
     seed: int = 0xDEADBEEF,
+    report_model: ModelConfig | None = None,
 ) -> BuildStats:
-    """Async form of ``build_graph_index``."""
+    """Async form of ``build_graph_index``.
+
+    ``report_model``: a graphrag ModelConfig for a real LLM (e.g. an OpenAI-compatible
+    endpoint through LiteLLM) that writes the community reports with graphrag's own prompt,
+    instead of the offline extractive writer."""
     start = time.perf_counter()
     out = Path(out_dir).resolve()
     _check_replaceable(out)
@@ -138,6 +146,7 @@ async def abuild_graph_index(
         config = _config(
             staging,
             prompt,
+            report_model=report_model,
             embed=embed,
             dim=dim,
             analyze=analyze,
@@ -223,6 +232,7 @@ def _config(
     root: Path,
     prompt: Path,
     *,
+    report_model: ModelConfig | None = None,
     embed: EmbedFn,
     dim: int,
     analyze: AnalyzeFn,
@@ -232,7 +242,7 @@ def _config(
 ) -> GraphRagConfig:
     return GraphRagConfig.model_validate(
         {
-            "completion_models": {"default_completion_model": report_model_config(analyze)},
+            "completion_models": {"default_completion_model": report_model or report_model_config(analyze)},
             "embedding_models": {"default_embedding_model": embedding_model_config(embed)},
             "async_mode": AsyncType.AsyncIO,  # no worker threads: analyzers need not be thread-safe
             "concurrent_requests": 4,
@@ -256,7 +266,8 @@ def _config(
                 "remove_ego_nodes": False,
             },
             "cluster_graph": {"max_cluster_size": max_cluster_size, "use_lcc": False, "seed": seed},
-            "community_reports": {"text_prompt": str(prompt)},
+            # the extractive writer reads graphrag's context verbatim; a real LLM gets graphrag's prompt
+            "community_reports": {} if report_model is not None else {"text_prompt": str(prompt)},
             "vector_store": {
                 "type": "lancedb",
                 "db_uri": str(root / "lancedb"),

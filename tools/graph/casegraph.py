@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -110,8 +111,12 @@ def build_case_graph(
     embedder: Embedder,
     extractor: EntityExtractor,
     progress: Progress = lambda _m: None,
+    report_model: Any = None,
 ) -> GraphBuildInfo:
     """(Re)build the graph at ``graph_dir`` from the chunks of the index at ``index_path``.
+
+    ``report_model`` (a graphrag ``ModelConfig``) swaps the offline extractive report
+    writer for a real LLM; see ``tools.graph._models.llm_report_model``.
 
     The previous graph folder is replaced as a whole (nothing of a deleted source
     survives). Blocking; one build at a time per process (graphrag's loggers and
@@ -149,7 +154,7 @@ def build_case_graph(
         progress(f"graph: running graphrag (fast pipeline, {embedder.name}, domain extractor)")
         stats = build_graph_index(
             [{"id": r[0], "title": r[2] or "", "text": r[3]} for r in rows],
-            graph_dir, embed=embed, dim=embedder.dim, analyze=extractor.names,
+            graph_dir, embed=embed, dim=embedder.dim, analyze=extractor.names, report_model=report_model,
         )
         info = GraphBuildInfo(
             **base, documents=len(rows) - len(stats.merged_duplicates),
