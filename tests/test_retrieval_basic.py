@@ -72,3 +72,35 @@ def test_scoring_by_runs_equals_scoring_the_gathered_rows():
         assert np.allclose(masked_scores(v, m, q), v[m] @ q)
 
     check()
+
+
+def test_the_sparse_bm25_equals_the_textbook_formula():
+    import numpy as np
+
+    from tools.lexical import BM25
+
+    texts = ["order-service calls dependency-client", "retry_timeout of dependency-client is 2000 ms",
+             "db pool", "retry retry timeout", ""]
+    for q in ("dependency-client retry_timeout", "pool", "nothing-here", "retry"):
+        assert np.allclose(BM25(texts).scores(q), _reference_scores(texts, q), atol=1e-5)
+
+
+def _reference_scores(texts: list[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """Textbook BM25, term by term."""
+    import math
+    from collections import Counter
+
+    from tools.lexical import tokenize
+
+    docs = [Counter(tokenize(t)) for t in texts]
+    avg = sum(sum(d.values()) for d in docs) / len(docs)
+    out = []
+    for d in docs:
+        length, score = sum(d.values()), 0.0
+        for tok in set(tokenize(query)):
+            df = sum(1 for x in docs if tok in x)
+            if tok in d:
+                idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+                score += idf * d[tok] * (k1 + 1) / (d[tok] + k1 * (1 - b + b * length / avg))
+        out.append(score)
+    return out

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 
 import numpy as np
+from scipy import sparse
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 
@@ -23,30 +23,37 @@ def tokenize(text: str) -> list[str]:
 
 
 class BM25:
-    """Okapi BM25 over a fixed list of texts (k1=1.2, b=0.75)."""
+    """Okapi BM25 over a fixed list of texts (k1=1.2, b=0.75).
+
+    Term weights are precomputed into a sparse document × term matrix, so a query is the
+    sum of a few columns: no Python loop over postings at query time."""
 
     def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
         self.n = len(texts)
-        self.lengths = np.zeros(self.n, dtype=np.float32)
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.vocab: dict[str, int] = {}
+        rows, cols, tfs = [], [], []
+        lengths = np.zeros(self.n, dtype=np.float32)
         for i, text in enumerate(texts):
             counts = Counter(tokenize(text))
-            self.lengths[i] = sum(counts.values())
+            lengths[i] = sum(counts.values())
             for tok, c in counts.items():
-                self.postings[tok].append((i, c))
-        self.avg = float(self.lengths.mean()) if self.n else 0.0
+                rows.append(i)
+                cols.append(self.vocab.setdefault(tok, len(self.vocab)))
+                tfs.append(c)
+        if not self.n:
+            self.weights = sparse.csc_matrix((0, 0), dtype=np.float32)
+            return
+        avg = float(lengths.mean()) or 1.0
+        rows_a, cols_a, tf = np.array(rows), np.array(cols), np.array(tfs, dtype=np.float32)
+        df = np.bincount(cols_a, minlength=len(self.vocab))
+        idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        denom = tf + k1 * (1 - b + b * lengths[rows_a] / avg)
+        w = idf[cols_a] * tf * (k1 + 1) / denom
+        self.weights = sparse.csc_matrix((w, (rows_a, cols_a)), shape=(self.n, len(self.vocab)), dtype=np.float32)
 
     def scores(self, query: str) -> np.ndarray:
-        out = np.zeros(self.n, dtype=np.float32)
-        if not self.n:
-            return out
-        for tok in set(tokenize(query)):
-            plist = self.postings.get(tok)
-            if not plist:
-                continue
-            idf = math.log(1 + (self.n - len(plist) + 0.5) / (len(plist) + 0.5))
-            for i, tf in plist:
-                denom = tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)
-                out[i] += idf * tf * (self.k1 + 1) / denom
-        return out
+        cols = sorted({self.vocab[t] for t in tokenize(query) if t in self.vocab})
+        if not cols or not self.n:
+            return np.zeros(self.n, dtype=np.float32)
+        return np.asarray(self.weights[:, cols].sum(axis=1), dtype=np.float32).ravel()
+
