@@ -44,7 +44,7 @@ from state._base import Frozen
 from state.errors import IndexMissing
 from state.evidence import Hit
 from tools.access import AccessSnapshot
-from tools.basic import ChunkTable
+from tools.basic import ChunkTable, masked_scores
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
 from tools.index import open_index
@@ -127,6 +127,9 @@ class GraphRetrieval:
             con.close()
         self._sources, self._source_code = np.unique(self.table.source_ids.astype(str), return_inverse=True)
         self._source_code = self._source_code.reshape(-1)
+        self._scope_key: tuple[str, str] | None = None
+        self._scope_mask: np.ndarray | None = None
+        self._scope_cache: Scope | None = None
         self.services = [meta.get(cid, (None, None))[0] for cid in self.table.ids]
         self.titles = [meta.get(cid, (None, None))[1] for cid in self.table.ids]
         self._load_graph()
@@ -194,10 +197,14 @@ class GraphRetrieval:
         use); candidates: scope chunks of ``query.kinds`` (when given) not in
         ``query.exclude`` (what may be returned). Same rules as ``ChunkTable.mask``.
         """
-        readable = access.readable()
-        ok = np.fromiter((s in readable for s in self._sources), dtype=bool, count=len(self._sources))
         t = self.table
-        scope = ok[self._source_code] & ((t.envs == query.environment) | (t.envs == "*"))
+        key = (access.watermark, query.environment)
+        if self._scope_key != key:  # the scope depends on access and environment only: once per pair
+            readable = access.readable()
+            ok = np.fromiter((s in readable for s in self._sources), dtype=bool, count=len(self._sources))
+            self._scope_mask = ok[self._source_code] & ((t.envs == query.environment) | (t.envs == "*"))
+            self._scope_key, self._scope_cache = key, None
+        scope = self._scope_mask
         candidates = scope.copy()
         if query.kinds:
             candidates &= np.isin(t.kinds, list(query.kinds))
@@ -212,12 +219,19 @@ class GraphRetrieval:
         return self.masks(query, access)[0]
 
     def _scope(self, query: SearchQuery, access: AccessSnapshot, mask: np.ndarray | None = None) -> Scope:
-        rows = np.flatnonzero(self.scope_mask(query, access) if mask is None else mask)
+        if mask is None:
+            mask = self.scope_mask(query, access)
+        if mask is self._scope_mask and self._scope_cache is not None:
+            return self._scope_cache
+        rows = np.flatnonzero(mask)
         M = self.M[rows]
         support = np.asarray(M.sum(axis=0)).ravel()
         ents = np.flatnonzero(support > 0)
-        return Scope(rows, ents, self.W[rows][:, ents].tocsr(), M[:, ents].tocsr(), support[ents],
-                     len(self.entity_titles))
+        scope = Scope(rows, ents, self.W[rows][:, ents].tocsr(), M[:, ents].tocsr(), support[ents],
+                      len(self.entity_titles))
+        if mask is self._scope_mask:
+            self._scope_cache = scope
+        return scope
 
     def walk_graph(self, query: SearchQuery, access: AccessSnapshot) -> nx.Graph:
         """The query's walk graph as networkx (the matrices ``search`` runs PageRank on).
@@ -280,8 +294,8 @@ class GraphRetrieval:
         scope = self._scope(query, access, scope_mask)
         seeds = self.seeds(query, scope)
         qv = self.embedder.embed([query.text])[0]
-        dense = self.table.vectors @ qv  # every row (cheaper than gathering), then masked
-        dense[~candidates] = -np.inf
+        dense = np.full(len(candidates), -np.inf, dtype=np.float32)
+        dense[candidates] = masked_scores(self.table.vectors, candidates, qv)  # only allowed rows are scored
         cand_rows = np.flatnonzero(candidates)
         ranked: list[tuple[int, float, str]] = []
         if seeds:
