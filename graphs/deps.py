@@ -53,3 +53,5 @@ class Deps:
     planner: Planner = field(default_factory=DeterministicPlanner)
     progress: Callable[[str], None] = lambda _msg: None
     crash: CrashPoint | None = None
+    heartbeat: Callable[[], None] = lambda: None
+    """Called after every node: renews the worker's lease on the run (raises when it was lost)."""

@@ -32,6 +32,7 @@ def _knowledge(deps: Deps) -> tuple[Knowledge, Searches, dict[str, ClaimDecision
 
 def _done(deps: Deps, node: str, round_: int, payload: dict[str, Any]) -> None:
     deps.store.add_step(deps.run_id, round_, node, payload)
+    deps.heartbeat()
     if deps.crash is not None:
         deps.crash.maybe_kill(node, round_)
 

@@ -167,12 +167,18 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_work(args: argparse.Namespace) -> int:
+    done = _inv(args).work(once=args.once, poll=args.poll)
+    print(f"worker finished {len(done)} run(s): {', '.join(done) or '-'}")
+    return 0
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     rows = _inv(args).store.runs()
-    print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} updated")
+    print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} {'updated':<19} held by")
     for r in rows:
         print(f"{r.run_id:<24} {r.status:<20} {r.stop_kind or '-':<18} {r.case_id:<22} {r.retrieval:<6} "
-              f"{r.updated_at:%Y-%m-%d %H:%M:%S}")
+              f"{r.updated_at:%Y-%m-%d %H:%M:%S} {r.owner or '-'}")
     return 0
 
 
@@ -247,6 +253,11 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("history", help="a run's checkpoints, step by step, with their size")
     s.add_argument("run_id", help="the run")
     s.set_defaults(func=cmd_history)
+
+    s = sub.add_parser("work", help="a worker: resume every run nobody holds (crashed or orphaned), then wait for more")
+    s.add_argument("--once", action="store_true", help="drive what is claimable now, then exit")
+    s.add_argument("--poll", type=float, default=2.0, help="seconds between looks for claimable runs")
+    s.set_defaults(func=cmd_work)
 
     s = sub.add_parser("runs", help="list runs with status, stop reason, case, tool and last update")
     s.set_defaults(func=cmd_runs)

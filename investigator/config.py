@@ -14,13 +14,16 @@ class Settings(Frozen):
     workspace: Path = Path(".investigator")
     store_url: str | None = None
     """`sqlite:///…` (default: a file in the workspace) or `postgresql+psycopg://…`."""
+    lease_seconds: float = 60.0
+    """How long a worker's hold on a run lasts without a heartbeat (a killed worker's run is
+    picked up by another after this)."""
     index_root: Path | None = None
     """Where case indexes live (default: `<workspace>/index`); indexes can be shared by workspaces."""
 
     @classmethod
     def from_env(cls, workspace: str | Path | None = None, store_url: str | None = None) -> "Settings":
         index_root = os.environ.get("INVESTIGATOR_INDEX_ROOT")
-        return cls(workspace=Path(workspace or os.environ.get("INVESTIGATOR_HOME", ".investigator")),
+        return cls(lease_seconds=float(os.environ.get("INVESTIGATOR_LEASE_SECONDS", "60")),workspace=Path(workspace or os.environ.get("INVESTIGATOR_HOME", ".investigator")),
                    store_url=store_url or os.environ.get("INVESTIGATOR_STORE_URL"),
                    index_root=Path(index_root) if index_root else None)
 

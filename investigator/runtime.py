@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sys
 import time
+import uuid
+from datetime import timedelta
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +43,21 @@ def _stderr(msg: str) -> None:
     print(f"[investigator] {msg}", file=sys.stderr, flush=True)
 
 
+def _dead_local_worker(owner: str) -> bool:
+    """A lease holder on this host whose process is gone (a worker elsewhere is waited out)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":", 1)[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def validate_case(case_dir: Path) -> Case:
     """Validate `case.yaml`, the manifest and every source file; raises CaseError."""
     case = load_case(case_dir)
@@ -64,6 +83,7 @@ class Investigator:
         self.planner = planner or DeterministicPlanner()
         self.fault = fault
         self.crash = crash
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._store: Store | None = None
 
     @property
@@ -141,7 +161,14 @@ class Investigator:
                 con.close()
             return row[0] if row else None
 
+        ttl = timedelta(seconds=self.settings.lease_seconds)
+
+        def heartbeat() -> None:
+            if not self.store.renew(run.run_id, self.worker_id, ttl):
+                raise RunStateError(f"run {run.run_id!r}: lease lost to another worker; stopping here")
+
         return Deps(
+            heartbeat=heartbeat,
             case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
             observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault), policy=policy,
             extractor=EntityExtractor.from_sources(load_sources(case_dir)), chunk_text=chunk_text,
@@ -192,6 +219,20 @@ class Investigator:
 
     def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, *, fresh: bool) -> RunResult:
         t0 = time.perf_counter()
+        ttl = timedelta(seconds=self.settings.lease_seconds)
+        if not self.store.acquire(run.run_id, self.worker_id, ttl):
+            held = self.store.run(run.run_id)
+            if not (held.owner and _dead_local_worker(held.owner)
+                    and self.store.take_over(run.run_id, held.owner, self.worker_id, ttl)):
+                raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
+            self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
+        try:
+            return self._drive_held(case, case_dir, run, tool, fresh=fresh, t0=t0)
+        finally:
+            self.store.release(run.run_id, self.worker_id)
+
+    def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, *, fresh: bool,
+                    t0: float) -> RunResult:
         deps = self._deps(case, case_dir, run, tool)
         cfg = {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
         with open_checkpointer(self.settings) as saver:
@@ -235,6 +276,21 @@ class Investigator:
                     "bytes": len(blob), "checkpoint_id": tup.config["configurable"]["checkpoint_id"],
                 })
         return sorted(rows, key=lambda r: (r["step"] if r["step"] is not None else -2))
+
+    def work(self, *, once: bool = False, poll: float = 2.0, stop_after: float | None = None) -> list[str]:
+        """Drive runs nobody holds (new, crashed, or whose worker died) until none is left."""
+        done: list[str] = []
+        started = time.monotonic()
+        while True:
+            for run_id in self.store.claimable():
+                try:
+                    self.resume(run_id)
+                    done.append(run_id)
+                except RunStateError as exc:  # taken by another worker meanwhile, or nothing to do
+                    self.progress(str(exc))
+            if once or (stop_after is not None and time.monotonic() - started > stop_after):
+                return done
+            time.sleep(poll)
 
     def grant(self, run_id: str, groups: list[str]) -> RunRow:
         """Grant the run's principal more groups (answering `awaiting_permission`); `resume` continues."""

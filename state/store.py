@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
@@ -44,6 +44,9 @@ class RunRow(SQLModel, table=True):
     watermark: str = ""
     grants: str = "[]"
     """JSON list of groups granted to the principal for this run (pause-for-permission)."""
+    owner: str | None = None
+    """The worker holding the run; nobody else drives it while the lease lasts."""
+    lease_until: datetime | None = None
     created_at: datetime = Field(default_factory=_now)
     updated_at: datetime = Field(default_factory=_now)
 
@@ -132,6 +135,20 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         SQLModel.metadata.create_all(engine)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        """Columns added to a table after a store was created are added to it (nullable, no data)."""
+        insp = inspect(self.engine)
+        for table in SQLModel.metadata.sorted_tables:
+            if not table.name.startswith("inv_") or not insp.has_table(table.name):
+                continue
+            have = {c["name"] for c in insp.get_columns(table.name)}
+            for col in table.columns:
+                if col.name not in have:
+                    kind = col.type.compile(dialect=self.engine.dialect)
+                    with self.engine.begin() as conn:
+                        conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{col.name}" {kind}')
 
     @classmethod
     def from_url(cls, url: str) -> "Store":
@@ -177,6 +194,46 @@ class Store:
             row.updated_at = _now()
             s.add(row)
         return row
+
+    # leases: one worker drives a run at a time ----------------------------
+    def acquire(self, run_id: str, owner: str, ttl: timedelta) -> bool:
+        """Take the run if it is free, expired or already ours (one atomic UPDATE)."""
+        now = _now()
+        with self.engine.begin() as conn:
+            res = conn.execute(
+                update(RunRow).where(RunRow.run_id == run_id)
+                .where(or_(RunRow.owner.is_(None), RunRow.owner == owner, RunRow.lease_until < now))
+                .values(owner=owner, lease_until=now + ttl))
+        return res.rowcount == 1
+
+    def take_over(self, run_id: str, dead_owner: str, owner: str, ttl: timedelta) -> bool:
+        """Take a run from a worker known to be dead (only if it still holds it)."""
+        with self.engine.begin() as conn:
+            res = conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == dead_owner)
+                               .values(owner=owner, lease_until=_now() + ttl))
+        return res.rowcount == 1
+
+    def renew(self, run_id: str, owner: str, ttl: timedelta) -> bool:
+        """Extend our lease; False when another worker has taken the run over."""
+        now = _now()
+        with self.engine.begin() as conn:
+            res = conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == owner)
+                               .values(lease_until=now + ttl))
+        return res.rowcount == 1
+
+    def release(self, run_id: str, owner: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == owner)
+                         .values(owner=None, lease_until=None))
+
+    def claimable(self) -> list[str]:
+        """Runs still to drive (running or crashed) whose lease is free or expired, oldest first."""
+        now = _now()
+        with self._session() as s:
+            rows = s.exec(select(RunRow.run_id).where(RunRow.status == "running")
+                          .where(or_(RunRow.owner.is_(None), RunRow.lease_until < now))
+                          .order_by(RunRow.created_at)).all()
+        return list(rows)
 
     def set_stop(self, run_id: str, stop: StopReason | None, status: str) -> None:
         self.update_run(

@@ -67,3 +67,44 @@ def test_a_paused_run_resumes_from_postgresql_checkpoints(pg_url, tmp_path, embe
     fresh = Investigator(Settings(workspace=tmp_path, store_url=pg_url), embedder=embedder, progress=lambda _m: None)
     done = fresh.resume(paused.run_id).report
     assert done.stop.kind == "evidence_ready"
+
+
+@pytest.mark.slow
+def test_a_killed_workers_run_is_finished_by_another_worker_without_duplicates(pg_url, tmp_path, index_root,
+                                                                                embedder):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    env = {**os.environ, "INVESTIGATOR_INDEX_ROOT": str(index_root), "INVESTIGATOR_LEASE_SECONDS": "4",
+           "INVESTIGATOR_CRASH_AT": "read:3"}
+    cli = [sys.executable, "-m", "investigator.cli", "--home", str(tmp_path / "a"), "--store", pg_url]
+    dead = subprocess.run([*cli, "run", str(REFERENCE), "--out", str(tmp_path / "a" / "out")],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert dead.returncode == -signal.SIGKILL, dead.stderr
+
+    worker = Investigator(Settings(workspace=tmp_path / "b", store_url=pg_url, index_root=index_root,
+                                   lease_seconds=30), embedder=embedder, progress=lambda _m: None)
+    held = worker.store.run("run_0429_017")
+    assert held.owner and held.status == "running"
+    time.sleep(max(0.0, (held.lease_until.replace(tzinfo=None) - _utcnow()).total_seconds()) + 0.5)
+    assert worker.work(once=True) == ["run_0429_017"]
+    report = worker.report("run_0429_017")
+    assert report.stop.kind == "evidence_ready"
+    ids = [e.id for e in report.evidence]
+    assert len(ids) == len(set(ids))
+    assert worker.store.run("run_0429_017").owner is None
+    reads = worker.store.reads("run_0429_017")
+    assert len(reads) == report.budgets["reads_used"] == len({json.dumps(r.model_dump()) + str(n) for n, r in reads})
+
+
+def _utcnow():
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).replace(tzinfo=None)

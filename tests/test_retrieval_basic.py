@@ -69,7 +69,7 @@ def test_scoring_by_runs_equals_scoring_the_gathered_rows():
         v = rng.standard_normal((len(bits), 8)).astype(np.float32)
         q = rng.standard_normal(8).astype(np.float32)
         m = np.array(bits, dtype=bool)
-        assert np.allclose(masked_scores(v, m, q), v[m] @ q)
+        assert np.allclose(masked_scores(v, m, q), v[m] @ q, rtol=1e-4, atol=1e-5)  # BLAS order differs
 
     check()
 

@@ -77,3 +77,17 @@ def test_claim_history_keeps_every_earlier_decision(tmp_path):
     store.add_decision("r", 2, later)
     assert [d.verdict for _r, d in store.decision_history("r")] == ["insufficient", "confirmed"]
     assert store.decisions("r")["c"] == later
+
+
+def test_one_worker_holds_a_run_at_a_time_and_an_expired_lease_can_be_taken(tmp_path):
+    from datetime import timedelta
+
+    store = _store(tmp_path)
+    assert store.acquire("r", "worker-a", timedelta(seconds=60))
+    assert not store.acquire("r", "worker-b", timedelta(seconds=60)), "a live lease keeps others out"
+    assert store.renew("r", "worker-a", timedelta(seconds=60)) and not store.renew("r", "worker-b", timedelta(seconds=60))
+    assert store.claimable() == []
+    store.acquire("r", "worker-a", timedelta(seconds=-1))  # worker-a dies: its lease runs out
+    assert store.claimable() == ["r"]
+    assert store.acquire("r", "worker-b", timedelta(seconds=60))
+    assert not store.renew("r", "worker-a", timedelta(seconds=60)), "the old worker learns it lost the run"
