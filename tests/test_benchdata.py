@@ -50,3 +50,13 @@ def test_unknown_supporting_ids_are_a_clear_error(tmp_path):
                                 "questions": [{"id": "q", "question": "q", "supporting_ids": ["p9"]}]}))
     with pytest.raises(CaseError, match="p9"):
         load_dataset(path)
+
+
+def test_the_retrieval_bench_scores_every_tool_on_the_fixture(tmp_path, embedder):
+    from investigator.bench import run_retrieval_bench
+
+    res = run_retrieval_bench(load_dataset(FIXTURE), embedder, tmp_path, ["bm25", "basic", "graph", "graph+dense"])
+    for name, r in res["tools"].items():
+        assert 0 <= r["recall@2"] <= r["recall@5"] <= 1, name
+        assert r["build_seconds"] >= 0 and r["query_ms_p50"] > 0
+    assert res["tools"]["basic"]["recall@5"] >= 0.9, "dense retrieval finds both hops of most questions"
