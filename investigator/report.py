@@ -289,8 +289,13 @@ def render_html(r: Report) -> str:
             if items:
                 out.append(f"<h3>{title}</h3>")
                 for e in items:
-                    where = (f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span else "from the case")
+                    where = (f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span
+                             else f"from the case ({e.trust})")
                     label = f" <span class='label'>{e.label}</span>" if e.label else ""
+                    if e.metric is not None:
+                        m = e.metric
+                        where += (f" — baseline median {m.baseline_median:g} {m.unit}, window peak "
+                                  f"{m.window_peak:g} {m.unit}, ratio {m.ratio:g}")
                     quote = e.span.quote if e.span else e.text
                     out.append(f"<div><code>{e.id}</code> {escape(where)}{label}<blockquote>{escape(quote)}</blockquote></div>")
         for title, items in (("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)):
