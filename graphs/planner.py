@@ -78,7 +78,8 @@ class DeterministicPlanner:
                           "start": w.start.isoformat(), "end": w.end.isoformat()},
                   reason=f"errors of {s.service} in the window name the component the first hop goes to")
         # seeded with the subject and what the in-window changes touched: a graph tool walks between them
-        changed = sorted(n for n in k.changed_by({s.service}) if k.kinds.get(n) in EXPANDABLE_KINDS)
+        around = {s.service, *(k.dependencies or ())}
+        changed = sorted(n for n in k.changed_by(around) if k.kinds.get(n) in EXPANDABLE_KINDS)
         yield Gap(claim_id=claim.id, action="documents", query=f"{s.service} {case.alert.text} {case.question}",
                   params={"seeds": [s.service, *changed], "kinds": DOCUMENT_KINDS},
                   reason=f"sources describing how {s.service} behaves under this symptom")
