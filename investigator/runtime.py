@@ -26,7 +26,7 @@ from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
 from state.store import RunRow, Store
 from tools.access import AccessPolicy
-from tools.corpus import load_manifest, load_sources
+from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
@@ -100,25 +100,36 @@ class Investigator:
     def index_path(self, case: Case) -> Path:
         return self.settings.index_dir(case.id) / "basic.duckdb"
 
+    def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
+        """The case and its parsed sources, validated once per public call."""
+        case = load_case(case_dir)
+        return case, load_sources(case_dir, load_manifest(case_dir))
+
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the shared chunk index when it is missing or stale; returns None when fresh."""
-        case = self.validate(case_dir)
+        case, docs = self._load(case_dir)
+        return self._ensure_index(case, Path(case_dir), docs, force=force)
+
+    def _ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
+                      force: bool = False) -> IndexInfo | None:
         path = self.index_path(case)
-        docs = load_sources(case_dir)
         if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
             return None
-        return build_index(Path(case_dir), path, self.embedder, self.progress)
+        return build_index(case_dir, path, self.embedder, self.progress, docs=docs)
 
     def graph_dir(self, case: Case) -> Path:
         return self.settings.index_dir(case.id) / "graph"
 
     def index_graph(self, case_dir: Path, *, force: bool = False):  # noqa: ANN201 - GraphBuildInfo | None
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
+        case, docs = self._load(case_dir)
+        return self._ensure_graph(case, Path(case_dir), docs, EntityExtractor.from_sources(docs), force=force)
+
+    def _ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
+                      force: bool = False):  # noqa: ANN202 - GraphBuildInfo | None
         from tools.graph import build_case_graph, graph_is_fresh
 
-        case = self.validate(case_dir)
-        self.index(case_dir)
-        extractor = EntityExtractor.from_sources(load_sources(case_dir))
+        self._ensure_index(case, case_dir, docs)
         path, graph_dir = self.index_path(case), self.graph_dir(case)
         if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor):
             return None
@@ -127,15 +138,17 @@ class Investigator:
 
     def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
         """Tombstone a source: it is dropped from both indexes now and never recalled again."""
-        case = self.validate(case_dir)
-        self.index(case_dir)
-        path = self.index_path(case)
-        tombstone(path, source_id, reason)
-        build_index(Path(case_dir), path, self.embedder, self.progress)  # fingerprint now excludes it
+        case, docs = self._load(case_dir)
+        case_dir = Path(case_dir)
+        self._ensure_index(case, case_dir, docs)
+        tombstone(self.index_path(case), source_id, reason)
+        self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
         if self.graph_dir(case).exists():
-            self.index_graph(case_dir)
+            self._ensure_graph(case, case_dir, docs, EntityExtractor.from_sources(docs))
 
-    def retrieval(self, name: str, case: Case, case_dir: Path) -> RetrievalTool:
+    def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
+                  extractor: EntityExtractor | None = None) -> RetrievalTool:
+        """The named tool over the case's (fresh) indexes."""
         if name == "basic":
             from tools.basic import BasicRetrieval
 
@@ -143,13 +156,15 @@ class Investigator:
         if name == "graph":
             from tools.graph import GraphRetrieval
 
-            self.index_graph(case_dir)
-            extractor = EntityExtractor.from_sources(load_sources(case_dir))
+            docs = docs if docs is not None else load_sources(case_dir)
+            extractor = extractor or EntityExtractor.from_sources(docs)
+            self._ensure_graph(case, Path(case_dir), docs, extractor)
             return GraphRetrieval(self.index_path(case), self.graph_dir(case), self.embedder, extractor)
         raise ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
 
     # runs -------------------------------------------------------------------
-    def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool) -> Deps:
+    def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
+              extractor: EntityExtractor | None = None) -> Deps:
         path = self.index_path(case)
         policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
 
@@ -171,7 +186,7 @@ class Investigator:
             heartbeat=heartbeat,
             case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
             observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault), policy=policy,
-            extractor=EntityExtractor.from_sources(load_sources(case_dir)), chunk_text=chunk_text,
+            extractor=extractor or EntityExtractor.from_sources(load_sources(case_dir)), chunk_text=chunk_text,
             planner=self.planner, progress=self.progress, crash=self.crash,
         )
 
@@ -186,11 +201,10 @@ class Investigator:
     def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:
         """Validate, index if needed, and run a new investigation to a stop reason."""
         case_dir = Path(case_dir)
-        case = self.validate(case_dir)
+        case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
-        self.index(case_dir)
-        tool = self.retrieval(retrieval, case, case_dir)
+        tool, extractor = self._prepare(case, case_dir, docs, retrieval)
         run_id = run_id or self._new_run_id(case.run_id)
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
@@ -206,18 +220,25 @@ class Investigator:
                 scope=Scope(environment=case.subject.environment, service=case.subject.service),
                 claim_ids=(ie.claim,), watermark=access.watermark))
         self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
-        return self._drive(case, case_dir, run, tool, fresh=True)
+        return self._drive(case, case_dir, run, tool, extractor, fresh=True)
 
     def resume(self, run_id: str) -> RunResult:
         """Continue a run from its last checkpoint after re-reading the current permissions."""
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
-        case = self.validate(case_dir)
-        self.index(case_dir)
-        tool = self.retrieval(run.retrieval, case, case_dir)
-        return self._drive(case, case_dir, run, tool, fresh=False)
+        case, docs = self._load(case_dir)
+        tool, extractor = self._prepare(case, case_dir, docs, run.retrieval)
+        return self._drive(case, case_dir, run, tool, extractor, fresh=False)
 
-    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, *, fresh: bool) -> RunResult:
+    def _prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc],
+                 retrieval: str) -> tuple[RetrievalTool, EntityExtractor]:
+        """Fresh indexes and the tool, from sources parsed once."""
+        self._ensure_index(case, case_dir, docs)
+        extractor = EntityExtractor.from_sources(docs)
+        return self.retrieval(retrieval, case, case_dir, docs, extractor), extractor
+
+    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, extractor: EntityExtractor,
+               *, fresh: bool) -> RunResult:
         t0 = time.perf_counter()
         ttl = timedelta(seconds=self.settings.lease_seconds)
         if not self.store.acquire(run.run_id, self.worker_id, ttl):
@@ -227,13 +248,13 @@ class Investigator:
                 raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
             self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
         try:
-            return self._drive_held(case, case_dir, run, tool, fresh=fresh, t0=t0)
+            return self._drive_held(case, case_dir, run, tool, extractor, fresh=fresh, t0=t0)
         finally:
             self.store.release(run.run_id, self.worker_id)
 
-    def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, *, fresh: bool,
-                    t0: float) -> RunResult:
-        deps = self._deps(case, case_dir, run, tool)
+    def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool,
+                    extractor: EntityExtractor, *, fresh: bool, t0: float) -> RunResult:
+        deps = self._deps(case, case_dir, run, tool, extractor)
         cfg = {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
         with open_checkpointer(self.settings) as saver:
             app = build_graph(deps, saver)

@@ -63,9 +63,11 @@ def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
     con.execute("CREATE TABLE records (source_id VARCHAR, kind VARCHAR, service VARCHAR, environment VARCHAR)")
 
 
-def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None) -> IndexInfo:
-    """(Re)build the case index at `path` from the case's sources, honouring tombstones."""
-    docs = load_sources(case_dir, load_manifest(case_dir))
+def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None,
+                docs: list[SourceDoc] | None = None) -> IndexInfo:
+    """(Re)build the case index at `path` from the case's sources (parsed here unless given),
+    honouring tombstones."""
+    docs = docs if docs is not None else load_sources(case_dir, load_manifest(case_dir))
     dead = tombstoned(path)
     live = [d for d in docs if d.id not in dead]
     chunks = [c for d in live for c in chunk_source(d)]
