@@ -178,7 +178,6 @@ def bench_checkpoint(repeats: int = 5) -> None:
         for i in range(repeats):
             for mode in ("with", "without"):
                 inv = _investigator(root / f"{mode}{i}", root / "idx", base.embedder)
-                run = inv.start  # only to create the run row the same way; then drive by hand
                 case = inv.validate(REFERENCE)
                 tool = inv.retrieval("basic", case, REFERENCE)
                 from state.store import RunRow
@@ -199,7 +198,6 @@ def bench_checkpoint(repeats: int = 5) -> None:
                     t = time.perf_counter()
                     build_graph(deps, None).invoke({"round": 0}, cfg)
                     without.append(time.perf_counter() - t)
-                del run
     w, wo = statistics.median(with_cp), statistics.median(without)
     _save("checkpoint", {"checkpoints_per_run": steps, "checkpoint_bytes_median": int(statistics.median(sizes)),
                          "checkpoint_bytes_max": max(sizes), "run_seconds_with_checkpointer": round(w, 3),

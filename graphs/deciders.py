@@ -170,10 +170,6 @@ def _version_specific(k: Knowledge, claim: CausalChainClaim, comp: str, end: str
     return edge
 
 
-def g_nodes(k: Knowledge) -> list[str]:
-    return list(k.graph.nodes)
-
-
 def path_change_ids(k: Knowledge, services: set[str]) -> set[str]:
     return {eid for _rec, eid in k.subject_changes(services)}
 
@@ -183,7 +179,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, searches: Searches) -> 
             f"{' through an in-window change' if claim.through_change else ''}, every hop from an applicable source, "
             f"competitors refuted")
     start = k.case.subject.service
-    changed_map = k.changed_by({start} | {n for n in g_nodes(k) if k.kinds.get(n) == "service"})
+    changed_map = k.changed_by({start} | {n for n in k.graph.nodes if k.kinds.get(n) == "service"})
     changed = set(changed_map)
     g = k.graph
     ends = [n for n in g.nodes if k.kinds.get(n) in claim.end_kinds and n != start]

@@ -130,10 +130,6 @@ class Knowledge:
                 out.setdefault(name, []).append(eid)
         return out
 
-    @property
-    def changed_entities(self) -> set[str]:
-        return set(self.changed_by())
-
     def applicability(self, ev: Evidence, claim: CausalChainClaim) -> tuple[Applicability, str]:
         """Whether a source applies to what is deployed now, and why (or what is missing)."""
         if ev.trust == "untrusted":

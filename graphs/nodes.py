@@ -138,8 +138,9 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
 def update(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_, store, run = state["round"], deps.store, deps.run_id
     env = deps.case.subject.environment
+    by_id = {e.id: e for e in store.evidence(run)}
     for eid in state.get("new_evidence", []):
-        ev = next((e for e in store.evidence(run) if e.id == eid), None)
+        ev = by_id.get(eid)
         if ev is None:
             continue
         occs, hops = bridges_of(ev, deps.extractor, env)

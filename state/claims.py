@@ -52,21 +52,6 @@ class ClaimDecision(Frozen):
         return self.state in ("supported", "refuted") and self.verdict in ("confirmed", "refuted")
 
 
-class BudgetUse(Frozen):
-    rounds_limit: int
-    reads_limit: int
-    rounds_used: int = 0
-    reads_used: int = 0
-
-    @property
-    def rounds_left(self) -> int:
-        return max(0, self.rounds_limit - self.rounds_used)
-
-    @property
-    def reads_left(self) -> int:
-        return max(0, self.reads_limit - self.reads_used)
-
-
 class StopReason(Frozen):
     kind: StopKind
     detail: str = ""

@@ -7,7 +7,6 @@
     │   ├── SourceDenied          the principal may not read it: never retried
     │   ├── SourceNotFound        the source or span is gone: never retried
     │   └── SourceUnavailable     a transient fault: retried (bounded), then recorded as `failed`
-    ├── CitationMismatch          a quote no longer slices back to its source
     ├── RunNotFound / RunStateError   the run id is unknown / the run cannot do what was asked
     └── IndexError_               an index is missing or was built for other sources
 
@@ -53,10 +52,6 @@ class SourceNotFound(SourceError):
 
 class SourceUnavailable(SourceError):
     """A transient fault reading the source (retried, bounded)."""
-
-
-class CitationMismatch(InvestigatorError):
-    """`source_text[start:end] != quote`."""
 
 
 class RunNotFound(InvestigatorError):

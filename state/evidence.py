@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from state._base import Frozen, content_hash
+from state._base import Frozen, content_hash, stable_id
 from state.case import TrustLevel
 
 ReadOutcome = Literal["ok", "denied", "not_found", "failed"]
@@ -160,8 +160,6 @@ class Gap(Frozen):
 
     @property
     def fingerprint(self) -> str:
-        from state._base import stable_id
-
         # an expansion from a bridge entity is the same action whatever words the query carries
         what = self.params["seeds"] if self.action == "documents" and self.params.get("seeds") else self.query
         return stable_id(self.action, " ".join(str(what).lower().split()), sorted(self.params.items()))

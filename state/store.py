@@ -243,10 +243,6 @@ class Store:
             stop_json=stop.model_dump_json() if stop else None,
         )
 
-    def stop_reason(self, run_id: str) -> StopReason | None:
-        row = self.run(run_id)
-        return StopReason.model_validate_json(row.stop_json) if row.stop_json else None
-
     # evidence -------------------------------------------------------------
     def evidence_by_key(self, run_id: str, key: str) -> Evidence | None:
         with self._session() as s:

@@ -14,7 +14,7 @@ from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_a
 
 from state._base import Frozen
 from state.errors import CaseError, SourceDenied, SourceNotFound, SourceUnavailable
-from state.evidence import ReadRecord
+from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot
 from tools.corpus import SourceDoc, load_manifest, load_source
 
@@ -57,9 +57,8 @@ class Reader:
         except CaseError as exc:
             raise SourceNotFound(source_id, str(exc)) from None
 
-    def read(self, source_id: str, start: int | None = None, end: int | None = None,
-             revision: str | None = None) -> ReadResult:
-        """Read a source (and optionally check a span of a known revision) with the current access."""
+    def read(self, source_id: str) -> ReadResult:
+        """Read the current version of a source with the current access (the caller picks the span)."""
         access = self.policy.current()
         attempts = 0
 
@@ -74,24 +73,18 @@ class Reader:
             wait=wait_exponential(multiplier=self.retry.wait_initial, max=self.retry.wait_max),
             reraise=False,
         )
-        base = {"source_id": source_id, "start": start or 0, "end": end or 0}
+
+        def outcome(kind: ReadOutcome, detail: str) -> ReadResult:
+            return ReadResult(record=ReadRecord(source_id=source_id, outcome=kind, detail=detail, attempts=attempts),
+                              watermark=access.watermark)
+
         try:
             doc = retrying(once)
         except SourceDenied as exc:
-            return ReadResult(record=ReadRecord(**base, outcome="denied", detail=str(exc), attempts=attempts),
-                              watermark=access.watermark)
+            return outcome("denied", str(exc))
         except SourceNotFound as exc:
-            return ReadResult(record=ReadRecord(**base, outcome="not_found", detail=str(exc), attempts=attempts),
-                              watermark=access.watermark)
+            return outcome("not_found", str(exc))
         except RetryError as exc:
-            detail = str(exc.last_attempt.exception()) if exc.last_attempt else "unavailable"
-            return ReadResult(record=ReadRecord(**base, outcome="failed", detail=detail, attempts=attempts),
-                              watermark=access.watermark)
-        if revision is not None and doc.revision != revision:
-            detail = f"source changed since indexing (revision {revision} -> {doc.revision})"
-            return ReadResult(record=ReadRecord(**base, version=doc.version, outcome="not_found", detail=detail,
-                                                attempts=attempts), doc=doc, watermark=access.watermark)
-        return ReadResult(
-            record=ReadRecord(**base, version=doc.version, outcome="ok", attempts=attempts),
-            doc=doc, watermark=access.watermark,
-        )
+            return outcome("failed", str(exc.last_attempt.exception()) if exc.last_attempt else "unavailable")
+        return ReadResult(record=ReadRecord(source_id=source_id, version=doc.version, outcome="ok", attempts=attempts),
+                          doc=doc, watermark=access.watermark)

@@ -10,7 +10,7 @@ Two layers:
   ``build_case_graph``, ``graph_fingerprint``, ``graph_is_fresh`` and
   ``GraphRetrieval`` (the ``graph`` retrieval tool);
 * the graphrag wrapper (``builder``, ``tables``, ``_extract``, ``_models``):
-  ``build_graph_index``, ``load_graph_tables``, ``local_context``...
+  ``build_graph_index``, ``load_graph_tables``
 
 Names are imported lazily (PEP 562), so ``from tools.graph import GraphRetrieval``
 does not import graphrag, litellm or lancedb; building and the community view do.
@@ -38,7 +38,6 @@ _EXPORTS = {
     "build_case_graph": "casegraph",
     "graph_fingerprint": "casegraph",
     "graph_is_fresh": "casegraph",
-    "expected_graph_fingerprint": "casegraph",
     "GraphRetrieval": "walk",
     "GraphBridge": "walk",
     "CommunityContext": "community",
@@ -52,10 +51,7 @@ _EXPORTS = {
     "build_graph_index": "builder",
     "identifier_analyzer": "_extract",
     "GraphTables": "tables",
-    "LocalContext": "tables",
     "load_graph_tables": "tables",
-    "local_context": "tables",
-    "open_local_search": "tables",
 }
 
 __all__ = sorted(_EXPORTS)

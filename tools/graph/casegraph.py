@@ -202,12 +202,6 @@ def graph_fingerprint(graph_dir: Path) -> str | None:
     return data.get("fingerprint") if data else None
 
 
-def expected_graph_fingerprint(index_path: Path) -> str | None:
-    """What ``graph_fingerprint`` must be for a graph of the index as it is now."""
-    state = _current_state(index_path)
-    return state[0] if state else None
-
-
 def graph_is_fresh(index_path: Path, graph_dir: Path, embedder: Embedder | None = None,
                    extractor: EntityExtractor | None = None) -> bool:
     """True when the graph was built from exactly the index's current chunks (and, when
