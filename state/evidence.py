@@ -1,44 +1,21 @@
-"""Evidence, reads, bridge entities, hits and gaps: the values the loop passes around."""
+"""Evidence, reads, hits, actions and gaps: the values the loop passes around."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field
 
-from state._base import Frozen, content_hash, stable_id
+from state._base import Frozen, stable_id
 from state.case import TrustLevel
+from state.facts import Fact, SignalFact
+from state.span import Span
 
 ReadOutcome = Literal["ok", "denied", "not_found", "failed"]
 EvidenceStatus = Literal["active", "revoked", "stale"]
 
-
-class Span(Frozen):
-    """An exact span of one source text: `text[start:end] == quote`."""
-
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-    quote: str
-    content_hash: str = ""
-    """`sha256(quote)[:16]`; filled in when omitted, checked when given."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _hash(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("quote") is not None:
-            expected = content_hash(data["quote"])
-            if not data.get("content_hash"):
-                data = {**data, "content_hash": expected}
-            elif data["content_hash"] != expected:
-                raise ValueError("content_hash does not match sha256(quote)[:16]")
-        return data
-
-    @model_validator(mode="after")
-    def _length(self) -> "Span":
-        if self.end - self.start != len(self.quote):
-            raise ValueError("end - start must equal len(quote)")
-        return self
+__all__ = ["Span", "Finding", "Scope", "Evidence", "ReadRecord", "Hit", "Action", "Gap", "BridgeOccurrence"]
 
 
 class Finding(Frozen):
@@ -56,23 +33,11 @@ class Scope(Frozen):
     service: str
 
 
-class MetricObservation(Frozen):
-    """What a read-back metric series showed for the window against its baseline."""
-
-    metric: str
-    unit: str
-    baseline_median: float
-    window_peak: float
-    ratio: float
-    baseline_points: int
-    window_points: int
-
-
 class Evidence(Frozen):
     """One observation read back from a source (or given by the case, unverified)."""
 
     id: str
-    kind: Literal["span", "metric", "initial"]
+    kind: Literal["read", "initial"] = "read"
     source_id: str
     source_kind: str
     version: str
@@ -87,14 +52,24 @@ class Evidence(Frozen):
     trust: TrustLevel
     scope: Scope
     claim_ids: tuple[str, ...] = ()
-    metric: MetricObservation | None = None
+    facts: tuple[Fact, ...] = ()
+    """What the span establishes, typed (relations, signals, changes, statements…)."""
     text: str = ""
     """For initial evidence only: what the case says."""
-    meta: dict[str, Any] = {}
-    """Front-matter facts of a prose source (doc_id, status, service, applies_to_versions)."""
     status: EvidenceStatus = "active"
     status_note: str = ""
     round: int = 0
+
+    def signals(self) -> list[SignalFact]:
+        return [f for f in self.facts if isinstance(f, SignalFact)]
+
+    @property
+    def label(self) -> str:
+        """'untrusted', or the document status when it is not current ('historical'…)."""
+        if self.trust == "untrusted":
+            return "untrusted"
+        doc = next((f for f in self.facts if f.kind == "document"), None)
+        return "" if doc is None or doc.status == "current" else doc.status
 
 
 class ReadRecord(Frozen):
@@ -111,17 +86,8 @@ class ReadRecord(Frozen):
     """Answered from an earlier read of the same unchanged source version."""
 
 
-class Mention(Frozen):
-    """An entity named at an exact place in a source text."""
-
-    name: str
-    kind: str
-    start: int
-    end: int
-
-
 class BridgeOccurrence(Frozen):
-    """An entity occurrence that links two hops, with provenance and scope."""
+    """An entity on a causal path, with the evidence and span that put it there."""
 
     entity: str
     kind: str
@@ -134,7 +100,7 @@ class BridgeOccurrence(Frozen):
 
 
 class Hit(Frozen):
-    """A ranked candidate span returned by a retrieval tool (not yet read back)."""
+    """A ranked candidate span returned by a tool (not yet read back)."""
 
     source_id: str
     chunk_id: str
@@ -146,20 +112,105 @@ class Hit(Frozen):
     tool: str
     revision: str = ""
     """Revision of the source when it was indexed (empty for structured lookups)."""
+    focus: str = ""
+    """What the lookup was about (an entity, a series key): the read step derives facts for it."""
+
+
+# --- actions: what the planner asks a tool to do ---------------------------------------------
+
+class TelemetryAction(Frozen):
+    """Read an entity's own signals (metrics, logs, traces, events) for the window."""
+
+    action: Literal["telemetry"] = "telemetry"
+    entity: str
+    environment: str
+    metric: str | None = None
+    """Only this metric (a symptom or a hypothesis's prediction)."""
+    signals: tuple[str, ...] = ()
+    """Only these signal kinds (`metric`, `logs`, `traces`, `events`); empty: all."""
+
+
+class RelationsAction(Frozen):
+    """Read the sources that state what an entity depends on (or what depends on it)."""
+
+    action: Literal["relations"] = "relations"
+    entity: str
+    environment: str
+    direction: Literal["dependencies", "consumers"] = "dependencies"
+
+
+class ChangesAction(Frozen):
+    """Read the change records, histories, toggles and config snapshots of entities in a range."""
+
+    action: Literal["changes"] = "changes"
+    entities: tuple[str, ...]
+    environment: str
+    start: datetime
+    end: datetime
+
+
+class PlacementAction(Frozen):
+    """Read where an entity runs (pods, nodes) and what else runs there."""
+
+    action: Literal["placement"] = "placement"
+    entity: str
+    environment: str
+
+
+class RecordsAction(Frozen):
+    """Read mapping / ownership / config records about an entity (applicability)."""
+
+    action: Literal["records"] = "records"
+    kinds: tuple[str, ...]
+    entity: str
+    environment: str
+
+
+class DocumentsAction(Frozen):
+    """Search documents with the retrieval tool (basic or graph)."""
+
+    action: Literal["documents"] = "documents"
+    query: str
+    seeds: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
+Action = Annotated[
+    TelemetryAction | RelationsAction | ChangesAction | PlacementAction | RecordsAction | DocumentsAction,
+    Discriminator("action"),
+]
 
 
 class Gap(Frozen):
     """A concrete missing observation and the action that could fill it."""
 
     claim_id: str
-    action: Literal["metrics", "changes", "logs", "documents", "records"]
-    query: str
-    params: dict[str, Any] = {}
+    act: Action = Field(discriminator="action")
     reason: str
     """Which judgement the action can change, in words."""
 
     @property
+    def action(self) -> str:
+        return self.act.action
+
+    @property
+    def query(self) -> str:
+        a = self.act
+        if isinstance(a, DocumentsAction):
+            return a.query
+        if isinstance(a, ChangesAction):
+            return f"changes of {', '.join(a.entities)} {a.start.isoformat()}..{a.end.isoformat()}"
+        what = getattr(a, "entity", "")
+        extra = getattr(a, "metric", None) or getattr(a, "direction", None) or ""
+        return f"{a.action} {what} {extra}".strip()
+
+    @property
     def fingerprint(self) -> str:
-        # an expansion from a bridge entity is the same action whatever words the query carries
-        what = self.params["seeds"] if self.action == "documents" and self.params.get("seeds") else self.query
-        return stable_id(self.action, " ".join(str(what).lower().split()), sorted(self.params.items()))
+        a = self.act
+        # a document expansion from bridge entities is the same action whatever words the query carries
+        if isinstance(a, DocumentsAction) and a.seeds:
+            return stable_id("documents", sorted(s.lower() for s in a.seeds), sorted(a.kinds))
+        data: dict[str, Any] = a.model_dump(mode="json")
+        if isinstance(a, DocumentsAction):
+            data["query"] = " ".join(a.query.lower().split())
+        return stable_id(sorted(data.items()))

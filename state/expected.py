@@ -32,10 +32,20 @@ class GoldClaim(Frozen):
     bridge_path: tuple[GoldHop, ...] = ()
 
 
+class GoldRootCause(Frozen):
+    model_config = Frozen.model_config | {"extra": "allow"}
+    entity: str
+    kind: str | None = None
+    change: str | None = None
+    path: tuple[str, ...] = ()
+
+
 class Expected(Frozen):
+    model_config = Frozen.model_config | {"extra": "allow"}
     format: Literal["investigator/expected@1"]
     stop_reason: StopKind
     claims: dict[str, GoldClaim]
+    root_cause: GoldRootCause | None = None
     canaries: tuple[str, ...] = ()
 
 

@@ -1,24 +1,38 @@
 """The source manifest and the structured records sources hold.
 
 `sources.yaml` is the one place access is declared. The record models validate the
-structured kinds (change, metric sidecar, config, mapping, ownership, catalog) and the
-front matter of prose sources.
+structured kinds (change, config, mapping, ownership, catalog, metric sidecar) and the
+front matter of prose sources. Telemetry (logs, traces, metrics, Kubernetes output) is
+parsed into the values of `state.telemetry`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from state._base import AwareDatetime, Frozen
+from state.case import NAME_PATTERN
 
 SourceKind = Literal[
-    "runbook", "postmortem", "doc", "note", "change", "metric", "log",
+    "runbook", "postmortem", "doc", "note", "change", "metric", "log", "trace", "kubernetes",
     "config", "mapping", "ownership", "catalog",
 ]
 PROSE_KINDS: frozenset[str] = frozenset({"runbook", "postmortem", "doc", "note"})
 RECORD_KINDS: frozenset[str] = frozenset({"change", "config", "mapping", "ownership", "catalog"})
+TELEMETRY_KINDS: frozenset[str] = frozenset({"log", "trace", "metric", "kubernetes"})
+FORMATS: dict[str, tuple[str, ...]] = {
+    "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown",),
+    "log": ("plain", "logfmt", "json", "syslog"),
+    "trace": ("otlp", "jaeger"),
+    "metric": ("csv", "prometheus"),
+    "kubernetes": ("events", "pods", "pods-wide", "describe"),
+    "change": ("record", "helm", "argocd", "rollout", "flags"),
+    "config": ("record", "yaml", "json", "env", "properties", "configmap"),
+    "mapping": ("record",), "ownership": ("record",), "catalog": ("record",),
+}
+"""Formats each kind accepts; `auto` (the default) detects one from the content."""
 DocStatus = Literal["current", "historical", "retired", "superseded"]
 ANY = "*"
 
@@ -26,15 +40,43 @@ ANY = "*"
 class SourceEntry(Frozen):
     """One source as declared in the manifest."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
     path: str
     kind: SourceKind
+    format: str = "auto"
     environment: str = ANY
     """Environment the source is about; `*` for every environment."""
     service: str = ANY
+    """The entity the source is about; for a log, the writer of lines that do not name one."""
     groups: tuple[str, ...] = Field(min_length=1)
     """Groups allowed to read it; a principal reads it when it shares one."""
     trust: Literal["verified", "untrusted"] = "verified"
+    timezone: str | None = Field(default=None, pattern=r"^(Z|[+-]\d{2}:\d{2})$")
+    """Zone for timestamps written without one (`+08:00`, `Z`)."""
+    captured_at: AwareDatetime | None = None
+    """When the file was taken: `kubectl describe` ages, config snapshots."""
+    version: str | None = None
+    """The deployed version or revision a config snapshot belongs to."""
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        parts = value.replace("\\", "/").split("/")
+        if value.startswith(("/", "~")) or ".." in parts or not value.strip() or ":" in parts[0]:
+            raise ValueError("a relative path inside the case folder (no '..', not absolute)")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> object:
+        return None if value is None else str(value)
+
+    @model_validator(mode="after")
+    def _format(self) -> "SourceEntry":
+        allowed = FORMATS[self.kind]
+        if self.format != "auto" and self.format not in allowed:
+            raise ValueError(f"format of a {self.kind} source: one of auto, {', '.join(allowed)}")
+        return self
 
 
 class Manifest(Frozen):
@@ -44,11 +86,19 @@ class Manifest(Frozen):
     @model_validator(mode="after")
     def _unique(self) -> "Manifest":
         seen: set[str] = set()
+        paths: set[str] = set()
         for s in self.sources:
             if s.id in seen:
                 raise ValueError(f"source id {s.id!r} is declared twice")
+            if s.path in paths:
+                raise ValueError(f"source path {s.path!r} is declared twice")
             seen.add(s.id)
+            paths.add(s.path)
         return self
+
+
+def _text(value: object) -> object:
+    return None if value is None else str(value)
 
 
 class FrontMatter(Frozen):
@@ -66,18 +116,43 @@ class FrontMatter(Frozen):
     supersedes: str | None = None
     applies_to_versions: tuple[str, ...] = ()
     groups: tuple[str, ...] | None = None
+    language: str | None = None
+
+    @field_validator("version", "supersedes", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
+
+    @field_validator("applies_to_versions", mode="before")
+    @classmethod
+    def _versions(cls, value: object) -> object:
+        return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 class ConfigChange(Frozen):
+    model_config = Frozen.model_config | {"populate_by_name": True}
     key: str
     from_: Any = Field(default=None, alias="from")
     to: Any = None
 
 
 class DependencyChange(Frozen):
+    model_config = Frozen.model_config | {"populate_by_name": True}
     name: str
     from_: str | None = Field(default=None, alias="from")
     to: str
+
+    @field_validator("from_", "to", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
+
+
+class FlagChange(Frozen):
+    model_config = Frozen.model_config | {"populate_by_name": True}
+    name: str
+    from_: Any = Field(default=None, alias="from")
+    to: Any = None
 
 
 class ChangeRecord(Frozen):
@@ -85,6 +160,7 @@ class ChangeRecord(Frozen):
     id: str
     type: str
     service: str
+    target: str | None = None
     environment: str
     started_at: AwareDatetime
     completed_at: AwareDatetime | None = None
@@ -93,14 +169,29 @@ class ChangeRecord(Frozen):
     summary: str = ""
     config_changes: tuple[ConfigChange, ...] = ()
     dependency_changes: tuple[DependencyChange, ...] = ()
+    flag: FlagChange | None = None
+    rollback_of: str | None = None
+
+    @field_validator("version_from", "version_to", "id", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
+
+    @model_validator(mode="after")
+    def _times(self) -> "ChangeRecord":
+        if self.completed_at is not None and self.completed_at < self.started_at:
+            raise ValueError("completed_at must not be before started_at")
+        return self
 
 
 class MetricMeta(Frozen):
     model_config = Frozen.model_config | {"extra": "allow"}
-    metric: str
-    service: str
-    environment: str
+    metric: str | None = None
+    service: str | None = None
+    environment: str | None = None
     unit: str = ""
+    role: Literal["latency", "errors", "saturation", "traffic", "availability"] | None = None
+    capacity: float | None = Field(default=None, gt=0)
     resolution: str = ""
     groups: tuple[str, ...] | None = None
 
@@ -112,12 +203,22 @@ class ServiceConfig(Frozen):
     version: str | None = None
     settings: dict[str, Any] = {}
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
+
 
 class DocMapping(Frozen):
     model_config = Frozen.model_config | {"extra": "allow"}
     doc_id: str
     version: str
     applies_to: tuple[str, ...]
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
 
 
 class DeploymentMapping(Frozen):
@@ -126,6 +227,11 @@ class DeploymentMapping(Frozen):
     environment: str
     deployed_version: str
     documents: tuple[DocMapping, ...] = ()
+
+    @field_validator("deployed_version", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
 
 
 class Verification(Frozen):
@@ -136,26 +242,39 @@ class Verification(Frozen):
     verified_at: AwareDatetime
     for_versions: tuple[str, ...] = ()
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        return _text(value)
+
 
 class OwnershipRecord(Frozen):
     model_config = Frozen.model_config | {"extra": "allow"}
     service: str
-    owner: str
+    owner: str = ""
     verifications: tuple[Verification, ...] = ()
+
+
+EntityKind = Literal["service", "database", "cache", "queue", "cluster", "node", "host", "external", "component"]
 
 
 class CatalogService(Frozen):
     model_config = Frozen.model_config | {"extra": "allow"}
     name: str
+    kind: EntityKind = "service"
     environment: str = ANY
     owner: str = ""
+    aliases: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
+    runs_on: tuple[str, ...] = ()
 
 
 class CatalogComponent(Frozen):
     model_config = Frozen.model_config | {"extra": "allow"}
     name: str
     kind: str = "component"
+    owner: str = ""
+    talks_to: tuple[str, ...] = ()
 
 
 class Catalog(Frozen):

@@ -20,6 +20,7 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 from state.claims import ClaimDecision, StopReason
 from state.errors import ConfigError, RunNotFound
 from state.evidence import BridgeOccurrence, Evidence, ReadRecord
+from state.steps import STEP, Logged, Step
 
 
 def _now() -> datetime:
@@ -101,14 +102,6 @@ class BridgeRow(SQLModel, table=True):
     entity: str = Field(index=True)
     evidence_id: str
     payload: str
-
-
-class HopRow(SQLModel, table=True):
-    __tablename__ = "inv_hop"
-    run_id: str = Field(primary_key=True)
-    source: str = Field(primary_key=True)
-    target: str = Field(primary_key=True)
-    evidence_id: str = Field(primary_key=True)
 
 
 def make_engine(url: str) -> Engine:
@@ -331,21 +324,22 @@ class Store:
         return [(r.round, ClaimDecision.model_validate_json(r.payload)) for r in rows]
 
     # steps ----------------------------------------------------------------
-    def add_step(self, run_id: str, round_: int, node: str, payload: dict[str, Any]) -> None:
+    def add_step(self, run_id: str, step: Step) -> None:
+        """Record a node's step; the same node in the same round overwrites (a re-run after a crash)."""
+        text = STEP.dump_json(step).decode()
         with self._session() as s:
-            row = s.get(StepRow, (run_id, round_, node))
-            text = json.dumps(payload, sort_keys=True, default=str)
+            row = s.get(StepRow, (run_id, step.round, step.node))
             if row is not None:
                 row.payload = text
                 s.add(row)
                 return
             seq = len(s.exec(select(StepRow.node).where(StepRow.run_id == run_id)).all())
-            s.add(StepRow(run_id=run_id, round=round_, node=node, seq=seq, payload=text))
+            s.add(StepRow(run_id=run_id, round=step.round, node=step.node, seq=seq, payload=text))
 
-    def steps(self, run_id: str) -> list[dict[str, Any]]:
+    def steps(self, run_id: str) -> list[Logged]:
         with self._session() as s:
             rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(StepRow.seq)))
-        return [{"round": r.round, "node": r.node, "at": r.at.isoformat(), **json.loads(r.payload)} for r in rows]
+        return [Logged(seq=r.seq, at=r.at, step=STEP.validate_json(r.payload)) for r in rows]
 
     # bridges and hops -----------------------------------------------------
     def add_bridge(self, run_id: str, key: str, occ: BridgeOccurrence) -> None:
@@ -358,16 +352,6 @@ class Store:
         with self._session() as s:
             rows = list(s.exec(select(BridgeRow).where(BridgeRow.run_id == run_id).order_by(BridgeRow.key)))
         return [BridgeOccurrence.model_validate_json(r.payload) for r in rows]
-
-    def add_hop(self, run_id: str, source: str, target: str, evidence_id: str) -> None:
-        with self._session() as s:
-            if s.get(HopRow, (run_id, source, target, evidence_id)) is None:
-                s.add(HopRow(run_id=run_id, source=source, target=target, evidence_id=evidence_id))
-
-    def hops(self, run_id: str) -> list[tuple[str, str, str]]:
-        with self._session() as s:
-            rows = list(s.exec(select(HopRow).where(HopRow.run_id == run_id)))
-        return sorted((r.source, r.target, r.evidence_id) for r in rows)
 
 
 def _num(evidence_id: str) -> int:

@@ -76,18 +76,19 @@ def _pack(text: str, paras: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def chunk_source(doc: SourceDoc) -> list[Chunk]:
-    """Chunks of one source; metric series are served by the metrics tool, not chunked."""
-    if doc.kind == "metric":
+    """Chunks of one source. Metric series, traces and Kubernetes output are served by the
+    structured tools (time windows, entities), not by text search."""
+    if doc.kind in ("metric", "trace", "kubernetes"):
         return []
     if doc.kind == "log":
         out = []
-        for i in range(0, len(doc.lines), LOG_LINES_PER_CHUNK):
-            group = doc.lines[i:i + LOG_LINES_PER_CHUNK]
+        for i in range(0, len(doc.events), LOG_LINES_PER_CHUNK):
+            group = doc.events[i:i + LOG_LINES_PER_CHUNK]
             out.append(_make(doc, group[0].start, group[-1].end, ts=group[0].ts))
         return out
     if doc.front is None:  # records: one chunk per file, split by top-level lines if long
         paras = _paragraphs(doc.text, 0, len(doc.text))
         spans = _pack(doc.text, paras) if len(doc.text) > MAX_CHARS * 2 else [(paras[0][0], paras[-1][1])] if paras else []
-        ts = getattr(doc.record, "started_at", None)
+        ts = doc.changes[0].started_at if len(doc.changes) == 1 else None
         return [_make(doc, s, e, ts=ts) for s, e in spans]
     return [_make(doc, s, e) for s, e in _pack(doc.text, _paragraphs(doc.text, doc.body_start, len(doc.text)))]

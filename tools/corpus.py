@@ -1,58 +1,84 @@
-"""Load a case's sources: the manifest, each file's text, front matter and records.
+"""Load a case's sources: the manifest, each file's text, and what its format holds.
 
 This is the "source system" of a case folder: ingestion reads it to index, and the read
 tool reads it again (fresh from disk) to check permission and slice spans at read time.
+Every file is parsed by the parser of its kind and format (tools/formats) into typed
+values with offsets; problems are `CaseError`s naming the file, the field and what was
+expected, and never quote the file's content.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import os
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from state._base import Frozen, content_hash
-from state.case import _LOADER, read_yaml, validation_to_case_error
+from state.case import parse_yaml, read_yaml, validation_to_case_error
 from state.errors import CaseError
+from state.profile import Profile
 from state.sources import (
-    PROSE_KINDS, RECORD_MODELS, FrontMatter, Manifest, MetricMeta, SourceEntry,
+    PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, FrontMatter, Manifest, MetricMeta, OwnershipRecord,
+    ServiceConfig, SourceEntry,
 )
+from state.telemetry import (
+    Change, ConfigSetting, K8sEvent, LogEvent, PodPlacement, Series, TraceSpan, Unparsed,
+)
+from tools.formats import changes as fchanges
+from tools.formats import configs as fconfigs
+from tools.formats import k8s as fk8s
+from tools.formats import logs as flogs
+from tools.formats import metrics as fmetrics
+from tools.formats import traces as ftraces
+from tools.formats.jsonspan import JSONSpanError
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.S)
-_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))\s")
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+DEFAULT_MAX_SOURCES = 2000
 
 
-class MetricPoint(Frozen):
-    ts: datetime
-    value: float
-    start: int
-    end: int
-    """Offsets of the CSV line in the file text."""
+def max_source_bytes() -> int:
+    return int(os.environ.get("INVESTIGATOR_MAX_SOURCE_BYTES", DEFAULT_MAX_BYTES))
 
 
-class LogLine(Frozen):
-    ts: datetime
-    start: int
-    end: int
+def max_sources() -> int:
+    return int(os.environ.get("INVESTIGATOR_MAX_SOURCES", DEFAULT_MAX_SOURCES))
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What parsing needs beyond the file: the profile's spellings and the year of zone-less stamps."""
+
+    profile: Profile
+    year: int | None = None
 
 
 class SourceDoc(Frozen):
-    """One source as it is on disk now."""
+    """One source as it is on disk now, parsed."""
 
     entry: SourceEntry
     text: str
     revision: str
     version: str
+    format: str = ""
+    """The format it was parsed as (the entry's, or the detected one)."""
     body_start: int = 0
     front: FrontMatter | None = None
     record: Frozen | None = None
     meta: MetricMeta | None = None
-    points: tuple[MetricPoint, ...] = ()
-    lines: tuple[LogLine, ...] = ()
+    events: tuple[LogEvent, ...] = ()
+    spans: tuple[TraceSpan, ...] = ()
+    series: tuple[Series, ...] = ()
+    k8s_events: tuple[K8sEvent, ...] = ()
+    placements: tuple[PodPlacement, ...] = ()
+    changes: tuple[Change, ...] = ()
+    settings: tuple[ConfigSetting, ...] = ()
+    unparsed: tuple[Unparsed, ...] = ()
 
     @property
     def id(self) -> str:
@@ -69,6 +95,14 @@ class SourceDoc(Frozen):
     @property
     def title(self) -> str:
         return self.front.title if self.front else self.entry.id
+
+    @property
+    def about(self) -> str:
+        """The entity the source is about (front matter, record, manifest)."""
+        if self.front is not None and self.front.service != "*":
+            return self.front.service
+        svc = getattr(self.record, "service", None)
+        return str(svc) if svc else self.entry.service
 
 
 _MANIFESTS: dict[Path, tuple[tuple[int, int, int], Manifest]] = {}
@@ -97,108 +131,194 @@ def _parse_manifest(path: Path) -> Manifest:
     if not isinstance(data, dict):
         raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")
     try:
-        return Manifest.model_validate(data)
+        manifest = Manifest.model_validate(data)
     except ValidationError as exc:
         raise validation_to_case_error(path, exc) from None
+    if len(manifest.sources) > max_sources():
+        raise CaseError(str(path), "sources", f"at most {max_sources()} sources (INVESTIGATOR_MAX_SOURCES)")
+    return manifest
 
 
-def load_source(case_dir: Path, entry: SourceEntry) -> SourceDoc:
-    """Read and parse one source file; problems are CaseErrors naming the file."""
-    path = Path(case_dir) / entry.path
+def source_path(case_dir: Path, entry: SourceEntry) -> Path:
+    """The file of a source, refused when it resolves outside the case folder (`..`, a symlink out)."""
+    root = Path(case_dir).resolve()
+    path = (root / entry.path)
+    real = path.resolve()
+    if not real.is_relative_to(root):
+        raise CaseError(str(Path(case_dir) / "sources.yaml"), f"sources[{entry.id}].path",
+                        "a file inside the case folder (it resolves outside it)")
+    return real
+
+
+def read_text(case_dir: Path, entry: SourceEntry) -> str:
+    path = source_path(case_dir, entry)
+    shown = str(Path(case_dir) / entry.path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.is_dir():
+            raise CaseError(shown, "path", f"source {entry.id!r} to be a file, not a directory")
+        if path.stat().st_size > max_source_bytes():
+            raise CaseError(shown, "<file>", f"at most {max_source_bytes()} bytes (INVESTIGATOR_MAX_SOURCE_BYTES)")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CaseError(str(path), "path", f"source {entry.id!r} to exist at {entry.path}") from None
+        raise CaseError(shown, "path", f"source {entry.id!r} to exist at {entry.path}") from None
+    except UnicodeDecodeError:
+        raise CaseError(shown, "<file>", f"UTF-8 text for source {entry.id!r}") from None
+    except PermissionError:
+        raise CaseError(shown, "<file>", f"a readable file for source {entry.id!r} (permission denied)") from None
+
+
+def load_source(case_dir: Path, entry: SourceEntry, ctx: ParseContext | None = None) -> SourceDoc:
+    """Read and parse one source file; problems are CaseErrors naming the file."""
+    if ctx is None:
+        from tools.profile import default_profile
+
+        ctx = ParseContext(default_profile())
+    text = read_text(case_dir, entry)
+    shown = Path(case_dir) / entry.path
     revision = content_hash(text)
-    fields: dict[str, object] = {"entry": entry, "text": text, "revision": revision, "version": f"rev-{revision[:8]}"}
-    if entry.kind in PROSE_KINDS:
-        fields.update(_prose(path, entry, text))
-    elif entry.kind in RECORD_MODELS:
-        record = _record(path, entry, text)
-        fields["record"] = record
-        fields["version"] = str(getattr(record, "id", None) or getattr(record, "version", None) or fields["version"])
-    elif entry.kind == "metric":
-        fields.update(_metric(path, entry, text))
-    elif entry.kind == "log":
-        fields["lines"] = _log_lines(path, text)
+    fields: dict[str, Any] = {"entry": entry, "text": text, "revision": revision, "version": f"rev-{revision[:8]}"}
+    try:
+        parse = _PARSERS[entry.kind]
+        fields.update(parse(shown, entry, text, ctx))
+    except JSONSpanError as exc:
+        raise CaseError(str(shown), "<document>", f"valid JSON ({exc})") from None
     return SourceDoc(**fields)
 
 
-def load_sources(case_dir: Path, manifest: Manifest | None = None) -> list[SourceDoc]:
+def load_sources(case_dir: Path, manifest: Manifest | None = None, ctx: ParseContext | None = None) -> list[SourceDoc]:
     manifest = manifest or load_manifest(case_dir)
-    return [load_source(case_dir, e) for e in manifest.sources]
+    return [load_source(case_dir, e, ctx) for e in manifest.sources]
 
 
 def _check_groups(path: Path, entry: SourceEntry, groups: tuple[str, ...] | None) -> None:
     if groups is not None and set(groups) != set(entry.groups):
-        raise CaseError(str(path), "groups", f"the same groups as sources.yaml ({sorted(entry.groups)}), got {sorted(groups)}")
+        raise CaseError(str(path), "groups", "the same groups as sources.yaml")
 
 
-def _prose(path: Path, entry: SourceEntry, text: str) -> dict[str, object]:
+def _validated(path: Path, model: type[Frozen], data: object) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_case_error(path, exc) from None
+
+
+def _prose(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
     m = _FRONT.match(text)
     if not m:
         raise CaseError(str(path), "front matter", "a YAML front matter block between '---' lines at the top")
-    try:
-        data = yaml.load(m.group(1), Loader=_LOADER)
-        front = FrontMatter.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise CaseError(str(path), "front matter", f"valid YAML ({exc})") from None
-    except ValidationError as exc:
-        raise validation_to_case_error(path, exc) from None
+    front = _validated(path, FrontMatter, parse_yaml(m.group(1), f"{path} (front matter)"))
     _check_groups(path, entry, front.groups)
-    return {"front": front, "body_start": m.end(), "version": front.version}
+    return {"front": front, "body_start": m.end(), "version": front.version, "format": "markdown"}
 
 
-def _record(path: Path, entry: SourceEntry, text: str) -> Frozen:
-    try:
-        data = yaml.load(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        raise CaseError(str(path), "<document>", f"valid YAML ({exc})") from None
-    try:
-        return RECORD_MODELS[entry.kind].model_validate(data)
-    except ValidationError as exc:
-        raise validation_to_case_error(path, exc) from None
+def _log(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt, events, bad = flogs.parse_logs(text, entry.format, ctx.profile, entry.timezone, ctx.year)
+    return {"format": fmt, "events": tuple(events), "unparsed": tuple(bad)}
 
 
-def _metric(path: Path, entry: SourceEntry, text: str) -> dict[str, object]:
+def _trace(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt, spans, bad = ftraces.parse_traces(text, entry.format)
+    return {"format": fmt, "spans": tuple(spans), "unparsed": tuple(bad)}
+
+
+def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt = fmetrics.detect(text) if entry.format == "auto" else entry.format
     meta_path = path.with_name(path.name + ".meta.yaml")
-    data = read_yaml(meta_path)
-    try:
-        meta = MetricMeta.model_validate(data)
-    except ValidationError as exc:
-        raise validation_to_case_error(meta_path, exc) from None
-    _check_groups(meta_path, entry, meta.groups)
-    points: list[MetricPoint] = []
-    offset = 0
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip().split(",")[:2] != ["ts", "value"]:
-        raise CaseError(str(path), "header", "a CSV header 'ts,value'")
-    offset = len(lines[0])
-    for lineno, raw in enumerate(lines[1:], start=2):
-        line = raw.rstrip("\r\n")
-        if line.strip():
-            row = next(csv.reader(io.StringIO(line)))
-            try:
-                ts = datetime.fromisoformat(row[0])
-                value = float(row[1])
-            except (ValueError, IndexError):
-                raise CaseError(str(path), f"line {lineno}", f"'ts,value' with an ISO timestamp and a number, got {line!r}") from None
-            if ts.utcoffset() is None:
-                raise CaseError(str(path), f"line {lineno}", "a timestamp with an explicit UTC offset")
-            points.append(MetricPoint(ts=ts, value=value, start=offset, end=offset + len(line)))
-        offset += len(raw)
-    return {"meta": meta, "points": tuple(points)}
+    meta: MetricMeta | None = None
+    if meta_path.exists() or fmt == "csv":
+        meta = _validated(meta_path, MetricMeta, read_yaml(meta_path, max_bytes=max_source_bytes()))
+        _check_groups(meta_path, entry, meta.groups)
+        if fmt == "csv" and not meta.metric:
+            raise CaseError(str(meta_path), "metric", "the metric name of the CSV series")
+    entity = entry.service if entry.service != "*" else None
+    if fmt == "csv":
+        series, bad, problem = fmetrics.parse_csv(text, meta or MetricMeta(), entry.id, entity, entry.timezone)
+    else:
+        series, bad, problem = fmetrics.parse_prometheus(text, meta, entry.id, entity)
+    if problem:
+        raise CaseError(str(path), "header" if fmt == "csv" else "<document>", problem)
+    return {"format": fmt, "meta": meta, "series": tuple(series), "unparsed": tuple(bad)}
 
 
-def _log_lines(path: Path, text: str) -> tuple[LogLine, ...]:
-    out: list[LogLine] = []
-    offset = 0
-    for lineno, raw in enumerate(text.splitlines(keepends=True), start=1):
-        line = raw.rstrip("\r\n")
-        if line.strip():
-            m = _TS.match(line)
-            if not m:
-                raise CaseError(str(path), f"line {lineno}", "a log line starting with an ISO-8601 timestamp with offset")
-            out.append(LogLine(ts=datetime.fromisoformat(m.group(1).replace("Z", "+00:00")), start=offset, end=offset + len(line)))
-        offset += len(raw)
-    return tuple(out)
+def _kubernetes(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt = fk8s.detect(text) if entry.format == "auto" else entry.format
+    if fmt == "events":
+        events, bad = fk8s.parse_events(text)
+        return {"format": fmt, "k8s_events": tuple(events), "unparsed": tuple(bad)}
+    if fmt == "pods":
+        pods, bad = fk8s.parse_pods_json(text)
+        return {"format": fmt, "placements": tuple(pods), "unparsed": tuple(bad)}
+    if fmt == "pods-wide":
+        pods, bad = fk8s.parse_pods_wide(text)
+        return {"format": fmt, "placements": tuple(pods), "unparsed": tuple(bad)}
+    pods, events, bad, problem = fk8s.parse_describe(text, entry.captured_at)
+    if problem:
+        raise CaseError(str(Path(path).parent / "sources.yaml"), f"sources[{entry.id}].captured_at", problem)
+    return {"format": fmt, "placements": tuple(pods), "k8s_events": tuple(events), "unparsed": tuple(bad)}
+
+
+def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt = fchanges.detect(text) if entry.format == "auto" else entry.format
+    if fmt == "record":
+        data = parse_yaml(text, str(path))
+        record = _validated(path, ChangeRecord, data)
+        s, e = len(text) - len(text.lstrip()), len(text.rstrip())
+        return {"format": fmt, "record": record, "version": record.id,
+                "changes": (fchanges.from_record(record, s, e),)}
+    env = entry.environment
+    svc = entry.service
+    if fmt == "helm":
+        got, bad = fchanges.parse_helm(text, svc, env)
+    elif fmt == "argocd":
+        got, bad = fchanges.parse_argocd(text, svc, env)
+    elif fmt == "rollout":
+        got, bad = fchanges.parse_rollout(text, svc, env)
+    else:
+        got, bad = fchanges.parse_flags(text, svc, env)
+    return {"format": fmt, "changes": tuple(got), "unparsed": tuple(bad)}
+
+
+def _config(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt = fconfigs.detect(text) if entry.format == "auto" else entry.format
+    bad: list[Unparsed] = []
+    if fmt == "record":
+        record = _validated(path, ServiceConfig, parse_yaml(text, str(path)))
+        settings = fconfigs.settings_of_record(text)
+        return {"format": fmt, "record": record, "settings": tuple(settings),
+                "version": record.version or f"rev-{content_hash(text)[:8]}"}
+    if fmt in ("yaml", "configmap") and not text.lstrip().startswith("{"):
+        parse_yaml(text.split("\n---")[0] if fmt == "yaml" else text, str(path))  # strict: duplicate keys, syntax
+    if fmt == "yaml":
+        settings = fconfigs.parse_yaml(text)
+    elif fmt == "json":
+        settings = fconfigs.parse_json(text)
+    elif fmt == "env":
+        settings, bad = fconfigs.parse_env(text)
+    elif fmt == "properties":
+        settings, bad = fconfigs.parse_properties(text)
+    else:
+        settings = fconfigs.parse_configmap(text)
+    return {"format": fmt, "settings": tuple(settings), "unparsed": tuple(bad),
+            **({"version": entry.version} if entry.version else {})}
+
+
+def _yaml_record(model: type[Frozen]):  # noqa: ANN202
+    def parse(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+        record = _validated(path, model, parse_yaml(text, str(path)))
+        version = getattr(record, "id", None) or getattr(record, "version", None)
+        return {"format": "record", "record": record, **({"version": str(version)} if version else {})}
+
+    return parse
+
+
+_PARSERS = {
+    **{k: _prose for k in PROSE_KINDS},
+    "log": _log, "trace": _trace, "metric": _metric, "kubernetes": _kubernetes,
+    "change": _change, "config": _config,
+    "mapping": _yaml_record(DeploymentMapping), "ownership": _yaml_record(OwnershipRecord),
+    "catalog": _yaml_record(Catalog),
+}
+
+
+def case_year(start: datetime) -> int:
+    return start.year

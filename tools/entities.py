@@ -1,125 +1,295 @@
-"""Deterministic entity extraction for incident corpora.
+"""The entity registry: which names are entities, of which kind, and where text mentions them.
 
-A gazetteer built from the structured sources (the catalog's services and components,
-metric names from metric sidecars, config keys from configs and change records) plus two
-patterns for identifiers written in prose: snake_case names (config keys, metrics) and
-dotted keys. No model, no download: the same text always yields the same mentions.
+Built from the parsed sources (catalog entries and aliases, manifest and sidecar services,
+trace services, Kubernetes pods and nodes, change records, config keys). Config keys match
+in any style — `retry_timeout`, `retryTimeout`, `retry-timeout`, `RETRY_TIMEOUT`,
+`client.retry.timeout` — through one canonical form. Host names resolve to the entity
+their first label (or whole name, without the profile's DNS suffixes) names; pod names
+resolve to their workload. No model, no download: the same text always yields the same
+mentions.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
-from state.evidence import Mention
-from state.sources import (
-    RECORD_MODELS, Catalog, CatalogComponent, CatalogService, ChangeRecord, ConfigChange, DependencyChange,
-    DeploymentMapping, DocMapping, FrontMatter, MetricMeta, OwnershipRecord, ServiceConfig, Verification,
-)
+from state._base import Frozen
+from state.profile import Profile
+from state.sources import Catalog, ServiceConfig
 from tools.corpus import SourceDoc
+from tools.formats.k8s import workload_of_pod
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[_\-.\s/:]+")
 _CODE = re.compile(r"`([^`\n]+)`")
-_SNAKE = re.compile(r"(?<![A-Za-z0-9_-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![A-Za-z0-9_-])")
-_KIND_ORDER = {"service": 0, "component": 1, "metric": 2, "config_key": 3}
+_IDENT = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9]*(?:[_.\-][A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w\-])")
+_HOSTISH = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?(?:[\w.%-]+(?::[^@\s/]*)?@)?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])(?::\d+)?")
+_KIND_ORDER = {"service": 0, "database": 0, "cache": 0, "queue": 0, "cluster": 0, "external": 0, "node": 1,
+               "host": 1, "workload": 1, "component": 2, "domain": 3, "flag": 4, "metric": 5, "config_key": 6}
+RESOURCE_KINDS = frozenset({"node", "host", "cluster", "database", "cache", "queue"})
+"""Entities others share: their other consumers may be the noisy neighbour."""
 
 
-def _format_fields() -> frozenset[str]:
-    """Field names of the case format itself (`started_at`, `config_changes`…): never entities."""
-    names: set[str] = set()
-    for model in (*RECORD_MODELS.values(), ConfigChange, DependencyChange, DocMapping, Verification,
-                  CatalogService, CatalogComponent, FrontMatter, MetricMeta):
-        for name, info in model.model_fields.items():
-            names.add(info.alias or name)
-    return frozenset(names)
+def canon_key(key: str) -> str:
+    """One form for a key in any style: `retryTimeout`, `RETRY-TIMEOUT`, `retry.timeout` → `retry_timeout`."""
+    words = [w for part in _SPLIT.split(key.strip().strip("`'\"")) for w in _CAMEL.split(part) if w]
+    return "_".join(w.lower() for w in words)
 
 
-FORMAT_FIELDS = _format_fields()
+def key_leaf(key: str) -> str:
+    """The last dotted segment of a key (`spring.datasource.hikari.maximum-pool-size` → `maximum-pool-size`)."""
+    return key.rsplit(".", 1)[-1] if "." in key and not key.startswith(".") else key
 
 
-def _key_tail(key: str) -> str:
-    return key.rsplit(".", 1)[-1]
+class Mention(Frozen):
+    """An entity or key named at an exact place in a text."""
+
+    name: str
+    """Canonical: the entity name, or the canonical form of a key."""
+    kind: str
+    start: int
+    end: int
+    written: str
 
 
 class EntityExtractor:
-    """Finds entity mentions; `kinds` maps a known name to its kind."""
+    """Known names with their kinds; finds mentions and resolves written names to entities."""
 
-    def __init__(self, kinds: dict[str, str]) -> None:
+    def __init__(self, kinds: dict[str, str], aliases: dict[str, str] | None = None,
+                 keys: Iterable[str] = (), flags: Iterable[str] = (), pods: dict[str, str] | None = None,
+                 host_suffixes: tuple[str, ...] = (".svc.cluster.local", ".svc", ".cluster.local", ".internal")) -> None:
         self.kinds = dict(sorted(kinds.items()))
-        names = sorted(self.kinds, key=lambda n: (-len(n), n))
-        self._known = (
-            re.compile(r"(?<![A-Za-z0-9_-])(" + "|".join(re.escape(n) for n in names) + r")(?![A-Za-z0-9_-])")
-            if names else None
-        )
+        self.aliases = {a.lower(): n for a, n in sorted((aliases or {}).items()) if a}
+        self.pods = dict(pods or {})
+        self.host_suffixes = tuple(sorted(host_suffixes, key=len, reverse=True))
+        self.keys: dict[str, str] = {}
+        """canonical key -> a written form (for display)."""
+        for k in sorted(set(keys)):
+            leaf = key_leaf(k)
+            # a one-word leaf of a dotted key (`db.host` -> `host`) would match ordinary words: only whole keys
+            for form in (k, leaf) if leaf == k or "_" in canon_key(leaf) else (k,):
+                c = canon_key(form)
+                if c:
+                    self.keys.setdefault(c, form)
+        self.flags = {canon_key(f): f for f in sorted(set(flags)) if f}
+        names = sorted({*self.kinds, *self.aliases}, key=lambda n: (-len(n), n))
+        self._known = (re.compile(r"(?<![A-Za-z0-9_.\-])(" + "|".join(re.escape(n) for n in names)
+                                  + r")(?![A-Za-z0-9_\-])", re.IGNORECASE) if names else None)
 
+    # --- building ----------------------------------------------------------------------
     @classmethod
-    def from_sources(cls, docs: Iterable[SourceDoc]) -> "EntityExtractor":
+    def from_sources(cls, docs: Iterable[SourceDoc], profile: Profile | None = None) -> "EntityExtractor":
         kinds: dict[str, str] = {}
+        aliases: dict[str, str] = {}
+        keys: set[str] = set()
+        flags: set[str] = set()
+        pods: dict[str, str] = {}
 
-        declared: dict[str, str] = {}
-
-        def put(name: str, kind: str) -> None:
-            name = name.strip()
-            if not name or name == "*" or (kind == "config_key" and "_" not in name):
-                return  # a one-word key ("host", "port") would match ordinary prose
+        def put(name: str | None, kind: str) -> None:
+            if not name:
+                return
+            name = str(name).strip()
+            if not name or name == "*":
+                return
             old = kinds.get(name)
             if old is None or _KIND_ORDER.get(kind, 9) < _KIND_ORDER.get(old, 9):
                 kinds[name] = kind
 
+        declared: dict[str, str] = {}
+        docs = list(docs)
         for doc in docs:
-            if doc.entry.service != "*":
+            if doc.entry.service != "*" and doc.kind not in ("doc",):
                 put(doc.entry.service, "service")
             rec = doc.record
             if isinstance(rec, Catalog):
                 for s in rec.services:
-                    put(s.name, "service")
+                    declared[s.name] = s.kind
+                    for a in s.aliases:
+                        aliases[a] = s.name
                     for dep in s.depends_on:
-                        put(dep, "service" if any(x.name == dep for x in rec.services) else "component")
+                        put(dep, "service")
+                    for n in s.runs_on:
+                        declared.setdefault(n, "node")
                 for c in rec.components:
                     declared[c.name] = "component"
+                    for t in c.talks_to:
+                        put(t, "service")
             elif isinstance(rec, ServiceConfig):
                 put(rec.service, "service")
-                for key in rec.settings:
-                    put(_key_tail(key), "config_key")
-            elif isinstance(rec, ChangeRecord):
-                put(rec.service, "service")
-                for cc in rec.config_changes:
-                    put(_key_tail(cc.key), "config_key")
-                for dc in rec.dependency_changes:
+            for ch in doc.changes:
+                put(ch.service, "service")
+                if ch.target:
+                    put(ch.target, "domain" if "." in ch.target else "service")
+                for dc in ch.dependency_changes:
                     put(dc.name, "component")
-            elif isinstance(rec, (DeploymentMapping, OwnershipRecord)):
-                put(rec.service, "service")
-            if doc.meta is not None:
-                put(doc.meta.metric, "metric")
+                keys.update(cc.key for cc in ch.config_changes)
+                if ch.flag is not None:
+                    flags.add(ch.flag.name)
+            keys.update(s.key for s in doc.settings)
+            for sp in doc.spans:
+                put(sp.service, "service")
+            for p in doc.placements:
+                wl = p.workload or workload_of_pod(p.pod, p.template_hash)
+                if wl:
+                    put(wl, "workload")
+                    pods[p.pod] = wl
+                if p.node:
+                    declared.setdefault(p.node, "node")
+            for ev in doc.k8s_events:
+                if ev.object_kind == "Node" and ev.object_name:
+                    declared.setdefault(ev.object_name, "node")
+            for s in doc.series:
+                if s.entity:
+                    put(s.entity, "service")
+            if doc.meta is not None and doc.meta.service:
                 put(doc.meta.service, "service")
-        kinds.update(declared)  # the catalog says what a name is, whatever else mentions it
-        return cls(kinds)
+        for name, kind in declared.items():  # what the catalog says a name is wins
+            kinds[name] = kind
+        # a workload that is also a service keeps the service kind
+        for name in list(kinds):
+            if kinds[name] == "workload" and name in declared and declared[name] != "workload":
+                kinds[name] = declared[name]
+        suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
+        return cls(kinds, aliases, keys, flags, pods, suffixes)
 
+    # --- resolution --------------------------------------------------------------------
     def kind_of(self, name: str, in_code: bool = False) -> str:
-        """Known names keep their kind; an unknown snake_case name is a config key only when
-        written as code (`like_this`), otherwise a plain identifier (a log field, say)."""
-        return self.kinds.get(name, "config_key" if in_code else "identifier")
+        """Known names keep their kind; a known key is a config_key; an unknown identifier
+        written as code is a config key, otherwise a plain identifier."""
+        if name in self.kinds:
+            return self.kinds[name]
+        if canon_key(name) in self.flags:
+            return "flag"
+        if canon_key(name) in self.keys:
+            return "config_key"
+        return "config_key" if in_code else "identifier"
 
+    def resolve(self, written: str | None) -> str | None:
+        """The entity a written name refers to: itself, an alias, a host, a pod's workload, or None."""
+        if not written:
+            return None
+        w = written.strip().strip("'\"`[]()<>,;")
+        if not w:
+            return None
+        if w in self.kinds:
+            return w
+        low = w.lower()
+        for name in (low, *(n for n in self.kinds if n.lower() == low)):
+            if name in self.kinds:
+                return name
+        if low in self.aliases:
+            return self.aliases[low]
+        if w in self.pods:
+            return self.pods[w]
+        wl = workload_of_pod(w)
+        if wl and wl in self.kinds:
+            return wl
+        host = self.host_of(w)
+        if host and host != w:
+            return self.resolve(host)
+        if host and "." in host:
+            stripped = host
+            for suffix in self.host_suffixes:
+                if stripped.lower().endswith(suffix):
+                    stripped = stripped[: -len(suffix)]
+                    break
+            for cand in (stripped, stripped.split(".", 1)[0]):
+                if cand != host and (got := self.resolve(cand)):
+                    return got
+        return None
+
+    @staticmethod
+    def host_of(value: str) -> str | None:
+        """The host of a URL, DSN, `host:port` or bare host name; None when the value is none of these."""
+        v = value.strip().strip("'\"")
+        if not v or " " in v:
+            return None
+        if "://" in v:
+            try:
+                return urlsplit(v).hostname
+            except ValueError:
+                return None
+        m = _HOSTISH.fullmatch(v)
+        return m.group(1) if m else None
+
+    def entities_in_value(self, value: str) -> list[str]:
+        """Entities a config value names (a URL, DSN, host:port, host, or a list of them)."""
+        out: list[str] = []
+        for part in re.split(r"[,\s;]+", value):
+            if not part:
+                continue
+            host = self.host_of(part)
+            got = self.resolve(host) if host else None
+            if got is None and "/" in part and "://" in part:
+                path_db = urlsplit(part).path.strip("/")
+                got = self.resolve(path_db) if path_db else None
+            if got and got not in out:
+                out.append(got)
+        return out
+
+    # --- mentions ----------------------------------------------------------------------
     def mentions(self, text: str, offset: int = 0) -> list[Mention]:
-        """Every entity mention in `text`, with offsets shifted by `offset`."""
+        """Every entity, key and flag mention in `text`, with offsets shifted by `offset`.
+
+        Entities and multi-word keys match anywhere (keys in any style); a one-word key or
+        an unknown identifier counts only when written as code, quoted, or as `key=`/`key:`."""
         found: dict[tuple[int, int], Mention] = {}
         if self._known is not None:
             for m in self._known.finditer(text):
-                found[(m.start(1), m.end(1))] = Mention(
-                    name=m.group(1), kind=self.kinds[m.group(1)], start=offset + m.start(1), end=offset + m.end(1))
+                w = m.group(1)
+                name = self.resolve(w) or w
+                found[(m.start(1), m.end(1))] = Mention(name=name, kind=self.kinds.get(name, "service"),
+                                                       start=offset + m.start(1), end=offset + m.end(1), written=w)
         code = [(c.start(1), c.end(1)) for c in _CODE.finditer(text)]
-        for m in _SNAKE.finditer(text):
-            key = (m.start(1), m.end(1))
-            if m.group(1) in FORMAT_FIELDS:
+
+        def taken(a: int, b: int) -> bool:
+            return any(s <= a < e or s < b <= e for s, e in found)
+
+        for m in _IDENT.finditer(text):
+            a, b = m.start(1), m.end(1)
+            written = m.group(1)
+            in_code = any(s <= a and b <= e for s, e in code)
+            for cand, ca, cb in self._key_candidates(written, a):
+                c = canon_key(cand)
+                kind = "flag" if c in self.flags else "config_key" if c in self.keys else None
+                if kind is None and in_code and cand == written and not self._looks_like_host(written):
+                    kind = "config_key"
+                if kind is not None and not taken(ca, cb):
+                    found[(ca, cb)] = Mention(name=c, kind=kind, start=offset + ca, end=offset + cb, written=cand)
+                    break
+        # one-word keys and flags: only in code, quoted, or as key=/key:
+        for c, written in [*self.keys.items(), *self.flags.items()]:
+            if "_" in c:
                 continue
-            if key not in found and not any(s <= key[0] < e for s, e in found):
-                in_code = any(s <= key[0] and key[1] <= e for s, e in code)
-                found[key] = Mention(name=m.group(1), kind=self.kind_of(m.group(1), in_code),
-                                     start=offset + m.start(1), end=offset + m.end(1))
+            pat = re.compile(rf"(?:`|'|\"|\b)({re.escape(written)})(?:`|'|\"|\s*[=:]|\b)", re.IGNORECASE)
+            for m in pat.finditer(text):
+                a, b = m.start(1), m.end(1)
+                ctx = text[max(0, a - 1):b + 2]
+                quoted = ctx[:1] in "`'\"" or re.match(r"\s*[=:]", text[b:b + 3] or "")
+                if quoted and not taken(a, b):
+                    kind = "flag" if c in self.flags else "config_key"
+                    found[(a, b)] = Mention(name=c, kind=kind, start=offset + a, end=offset + b, written=m.group(1))
         return sorted(found.values(), key=lambda x: (x.start, x.end))
 
+    def _key_candidates(self, written: str, at: int) -> list[tuple[str, int, int]]:
+        """The identifier itself, then its dotted leaf (`dependency-client.retry_timeout` → `retry_timeout`)."""
+        out = [(written, at, at + len(written))]
+        if "." in written:
+            leaf = written.rsplit(".", 1)[1]
+            out.append((leaf, at + len(written) - len(leaf), at + len(written)))
+        return out
+
+    def _looks_like_host(self, written: str) -> bool:
+        return written.count(".") >= 2 or bool(re.search(r"\.(com|net|org|io|local|internal|svc)$", written))
+
     def names(self, text: str) -> list[str]:
-        """Distinct entity names in order of first mention."""
+        """Distinct entity names in order of first mention (the graph tool's analyzer)."""
         seen: dict[str, None] = {}
         for m in self.mentions(text):
-            seen.setdefault(m.name, None)
+            seen.setdefault(m.name if m.kind not in ("config_key", "flag") else m.written, None)
         return list(seen)
+
+
+EntityRegistry = EntityExtractor

@@ -19,12 +19,15 @@ import pyarrow as pa
 
 from state._base import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
-from state.sources import ChangeRecord
+from state.profile import Profile
+from tools import derive
 from tools.chunking import Chunk, chunk_source
 from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder
+from tools.entities import EntityExtractor
+from tools.profile import default_profile
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 Progress = Callable[[str], None]
 
 
@@ -47,24 +50,34 @@ def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute(f"CREATE TABLE IF NOT EXISTS embed_cache (hash VARCHAR PRIMARY KEY, vec FLOAT[{dim}])")
     con.execute("CREATE TABLE IF NOT EXISTS tombstones (source_id VARCHAR PRIMARY KEY, deleted_at TIMESTAMPTZ, reason VARCHAR)")
-    for table in ("chunks", "sources", "metric_points", "log_lines", "changes", "records"):
+    for table in STRUCTURED_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.execute(f"""CREATE TABLE chunks (chunk_id VARCHAR PRIMARY KEY, source_id VARCHAR, kind VARCHAR,
         environment VARCHAR, service VARCHAR, version VARCHAR, revision VARCHAR, status VARCHAR, trust VARCHAR,
         title VARCHAR, start_ INTEGER, end_ INTEGER, text VARCHAR, ts TIMESTAMPTZ, vec FLOAT[{dim}])""")
     con.execute("""CREATE TABLE sources (source_id VARCHAR PRIMARY KEY, kind VARCHAR, environment VARCHAR,
         service VARCHAR, version VARCHAR, revision VARCHAR, status VARCHAR, trust VARCHAR, title VARCHAR)""")
-    con.execute("""CREATE TABLE metric_points (source_id VARCHAR, metric VARCHAR, service VARCHAR,
-        environment VARCHAR, unit VARCHAR, ts TIMESTAMPTZ, value DOUBLE, start_ INTEGER, end_ INTEGER)""")
-    con.execute("""CREATE TABLE log_lines (source_id VARCHAR, service VARCHAR, environment VARCHAR,
-        ts TIMESTAMPTZ, start_ INTEGER, end_ INTEGER, line VARCHAR)""")
-    con.execute("""CREATE TABLE changes (source_id VARCHAR, change_id VARCHAR, type VARCHAR, service VARCHAR,
-        environment VARCHAR, started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ, dependencies VARCHAR)""")
-    con.execute("CREATE TABLE records (source_id VARCHAR, kind VARCHAR, service VARCHAR, environment VARCHAR)")
+    con.execute("""CREATE TABLE streams (source_id VARCHAR, kind VARCHAR, environment VARCHAR, signal VARCHAR,
+        entity VARCHAR, key VARCHAR, metric VARCHAR, role VARCHAR, start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE relations (source_id VARCHAR, kind VARCHAR, environment VARCHAR, src VARCHAR,
+        dst VARCHAR, relation VARCHAR, via VARCHAR, start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE placements (source_id VARCHAR, environment VARCHAR, workload VARCHAR, node VARCHAR,
+        pod VARCHAR, start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE changes (source_id VARCHAR, change_id VARCHAR, type VARCHAR, entity VARCHAR,
+        target VARCHAR, environment VARCHAR, at_ TIMESTAMPTZ, started_at TIMESTAMPTZ, completed_at TIMESTAMPTZ,
+        template_hash VARCHAR, start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE rollouts (source_id VARCHAR, workload VARCHAR, template_hash VARCHAR, ts TIMESTAMPTZ,
+        start_ INTEGER, end_ INTEGER)""")
+    con.execute("""CREATE TABLE records (source_id VARCHAR, kind VARCHAR, service VARCHAR, environment VARCHAR,
+        start_ INTEGER, end_ INTEGER)""")
+
+
+STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", "changes", "rollouts", "records",
+                     "metric_points", "log_lines")
 
 
 def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None,
-                docs: list[SourceDoc] | None = None) -> IndexInfo:
+                docs: list[SourceDoc] | None = None, profile: Profile | None = None) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources (parsed here unless given),
     honouring tombstones."""
     docs = docs if docs is not None else load_sources(case_dir, load_manifest(case_dir))
@@ -72,11 +85,13 @@ def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progre
     live = [d for d in docs if d.id not in dead]
     chunks = [c for d in live for c in chunk_source(d)]
     progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
-    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead), live, progress)
+    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead), live, progress,
+                             profile=profile)
 
 
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
-                      docs: list[SourceDoc] = (), progress: Progress = lambda _m: None) -> IndexInfo:
+                      docs: list[SourceDoc] = (), progress: Progress = lambda _m: None,
+                      profile: Profile | None = None) -> IndexInfo:
     """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`."""
     t0 = time.perf_counter()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +100,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
         _schema(con, embedder.dim)
         vecs, embedded = _vectors(con, chunks, embedder, progress)
         _insert_chunks(con, chunks, vecs, embedder.dim)
-        _structured(con, list(docs))
+        _structured(con, list(docs), profile or default_profile())
         con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
                     [fingerprint, embedder.name, str(embedder.dim)])
         con.execute("CHECKPOINT")
@@ -149,29 +164,41 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
     return mat, len(todo)
 
 
-def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc]) -> None:
+def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> None:
+    """What each source can answer: its signal streams, stated relations, placements, changes.
+
+    Names are resolved with a registry of every source: the index only says which sources a
+    lookup should read back; what is established comes from the read, with the registry of
+    the sources the principal may read."""
     if not docs:
         return
     con.executemany("INSERT INTO sources VALUES (?,?,?,?,?,?,?,?,?)",
                     [(d.id, d.kind, d.entry.environment, d.entry.service, d.version, d.revision, d.status,
                       d.entry.trust, d.title) for d in docs])
-    points, lines, changes, records = [], [], [], []
+    reg = EntityExtractor.from_sources(docs, profile)
+    streams_, relations, placements, changes, rollouts, records = [], [], [], [], [], []
     for d in docs:
-        if d.meta is not None:
-            points += [(d.id, d.meta.metric, d.meta.service, d.meta.environment, d.meta.unit, p.ts, p.value,
-                        p.start, p.end) for p in d.points]
-        for ln in d.lines:
-            lines.append((d.id, d.entry.service, d.entry.environment, ln.ts, ln.start, ln.end, d.text[ln.start:ln.end]))
-        if isinstance(d.record, ChangeRecord):
-            r = d.record
-            changes.append((d.id, r.id, r.type, r.service, r.environment, r.started_at, r.completed_at,
-                            json.dumps([x.name for x in r.dependency_changes])))
-        elif d.record is not None:
-            records.append((d.id, d.kind, getattr(d.record, "service", d.entry.service), d.entry.environment))
-    for table, rows, width in (("metric_points", points, 9), ("log_lines", lines, 7), ("changes", changes, 8),
-                               ("records", records, 4)):
+        env = d.entry.environment
+        for st in derive.streams(d, reg, profile):
+            streams_.append((d.id, d.kind, env, st.signal, st.entity, st.key, st.metric, st.role, st.start, st.end))
+        for f in derive.relations_of(d, reg, profile):
+            if f.kind == "relation":
+                relations.append((d.id, d.kind, f.environment if f.environment != "*" else env, f.source, f.target,
+                                  f.relation, f.via, f.at.start if f.at else 0, f.at.end if f.at else 0))
+            elif f.kind == "placement":
+                placements.append((d.id, env, f.workload, f.node, f.pod, f.at.start if f.at else 0, f.at.end if f.at else 0))
+        for f in derive.change_facts(d, reg, profile):
+            changes.append((d.id, f.id, f.type, f.entity, f.target, f.environment, f.effective, f.started_at,
+                            f.completed_at, f.template_hash, f.at.start if f.at else 0, f.at.end if f.at else 0))
+        for f in derive.rollout_dates(d, reg):
+            rollouts.append((d.id, f.workload, f.template_hash, f.ts, f.at.start if f.at else 0, f.at.end if f.at else 0))
+        if d.kind in ("mapping", "ownership", "config", "catalog"):
+            svc = reg.resolve(d.about) or d.about
+            records.append((d.id, d.kind, svc, env, 0, len(d.text)))
+    for table, rows in (("streams", streams_), ("relations", relations), ("placements", placements),
+                        ("changes", changes), ("rollouts", rollouts), ("records", records)):
         if rows:
-            con.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * width)})", rows)
+            con.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
 
 
 def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
@@ -179,7 +206,7 @@ def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
     con = open_index(path, read_only=False)
     try:
         con.execute("INSERT OR REPLACE INTO tombstones VALUES (?, now(), ?)", [source_id, reason])
-        for table in ("chunks", "sources", "metric_points", "log_lines", "changes", "records"):
+        for table in STRUCTURED_TABLES[:-2]:
             con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
     finally:
         con.close()

@@ -1,8 +1,10 @@
-"""Structured tools: metrics, change records, logs and records by time window, in DuckDB.
+"""Structured lookups over the case index (DuckDB): telemetry, relations, changes, placement, records.
 
-Each answer lists the matching sources the principal may read (as hits to read back) and,
-separately, the ids of matching sources it may not read: their existence is manifest
-metadata, their content never leaves the index.
+Each answer lists the matching sources the principal may read, as hits to read back, and
+separately the ids of matching sources it may not read: their existence is manifest
+metadata, their content never leaves the index. `searched` lists the readable sources a
+lookup covered, matched or not, so "searched and found nothing" can be told from "could not
+look".
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from state._base import Frozen
+from state._base import Frozen, stable_id
 from state.evidence import Hit
 from tools.access import AccessSnapshot
 from tools.index import open_index
+
+_RELATION_ORDER = {"catalog": 0, "config": 1, "trace": 2, "kubernetes": 3, "change": 4, "log": 5}
 
 
 class Lookup(Frozen):
@@ -23,22 +27,16 @@ class Lookup(Frozen):
     """Readable sources that were searched (matched or not): 'searched and not found' needs them."""
 
 
-def _split(rows: list[tuple], access: AccessSnapshot, tool: str, channel: str) -> Lookup:
-    hits, denied = [], []
-    for rank, (source_id, chunk_id, start, end, score) in enumerate(rows, start=1):
-        if access.can_read(source_id):
-            hits.append(Hit(source_id=source_id, chunk_id=chunk_id, start=start, end=end, score=float(score),
-                            rank=len(hits) + 1, channel=channel, tool=tool))
-        elif source_id not in denied:
-            denied.append(source_id)
-    return Lookup(hits=tuple(hits), denied=tuple(denied))
+def _envs(environment: str) -> list[str]:
+    return [environment, "*"]
 
 
 class Observations:
-    """Time-window queries over the case index."""
+    """Lookups by entity and time over the case index."""
 
     def __init__(self, index_path: Path) -> None:
         self.index_path = index_path
+        self._cache: dict[str, list[tuple]] = {}
 
     def _rows(self, sql: str, params: list) -> list[tuple]:
         con = open_index(self.index_path)
@@ -47,53 +45,144 @@ class Observations:
         finally:
             con.close()
 
-    def metric(self, metric: str, service: str, environment: str, access: AccessSnapshot) -> Lookup:
-        """The sources holding `metric` for one service and environment (whole series to read back)."""
-        rows = self._rows(
-            """SELECT source_id, 'series:' || source_id, 0, 0, count(*) FROM metric_points
-               WHERE metric = ? AND service = ? AND environment = ? GROUP BY source_id ORDER BY source_id""",
-            [metric, service, environment],
-        )
-        return _split(rows, access, "metrics", "series")
+    def _split(self, rows: list[tuple], access: AccessSnapshot, channel: str) -> Lookup:
+        """rows: (source_id, start, end, focus, revision, score); readable ones become hits, in order."""
+        hits: list[Hit] = []
+        denied: list[str] = []
+        seen: set[tuple] = set()
+        for source_id, start, end, focus, revision, score in rows:
+            if not access.can_read(source_id):
+                if source_id not in denied:
+                    denied.append(source_id)
+                continue
+            key = (source_id, focus)
+            if key in seen:
+                continue
+            seen.add(key)
+            hits.append(Hit(source_id=source_id, chunk_id=stable_id(channel, source_id, revision, focus, start, end),
+                            start=int(start), end=int(end), score=float(score), rank=len(hits) + 1, channel=channel,
+                            tool=channel, revision=revision or "", focus=focus))
+        return Lookup(hits=tuple(hits), denied=tuple(denied))
 
-    def changes(self, services: list[str], environment: str, start: datetime, end: datetime,
-                types: list[str], access: AccessSnapshot) -> Lookup:
-        """Change records of `services` in `environment` that started or completed in [start, end]."""
+    def telemetry(self, entity: str, environment: str, access: AccessSnapshot, metric: str | None = None,
+                  signals: tuple[str, ...] = ()) -> Lookup:
+        """The entity's own signal streams (a series, its log lines, its spans, its events), best roles first."""
+        sql = """SELECT t.source_id, t.start_, t.end_, t.signal || '|' || t.key, s.revision,
+                        CASE t.role WHEN 'latency' THEN 5 WHEN 'errors' THEN 4 WHEN 'saturation' THEN 3
+                                    WHEN 'availability' THEN 2 WHEN 'traffic' THEN 1 ELSE 0 END
+                 FROM streams t JOIN sources s USING (source_id)
+                 WHERE t.entity = ? AND t.environment IN (?, ?)"""
+        params: list = [entity, *_envs(environment)]
+        if metric:
+            sql += " AND t.metric = ?"
+            params.append(metric)
+        if signals:
+            sql += f" AND t.signal IN ({','.join('?' * len(signals))})"
+            params += list(signals)
+        sql += " ORDER BY CASE t.signal WHEN 'metric' THEN 0 WHEN 'logs' THEN 1 WHEN 'traces' THEN 2 ELSE 3 END, 6 DESC, t.source_id, t.key"
+        out = self._split(self._rows(sql, params), access, "telemetry")
+        return out.model_copy(update={"searched": tuple(h.source_id for h in out.hits)})
+
+    def has_telemetry(self, entity: str, environment: str) -> bool:
+        rows = self._rows("SELECT count(*) FROM streams WHERE entity = ? AND environment IN (?, ?)",
+                          [entity, *_envs(environment)])
+        return bool(rows and rows[0][0])
+
+    def relations(self, entity: str, environment: str, access: AccessSnapshot,
+                  direction: str = "dependencies") -> Lookup:
+        """Sources stating what `entity` depends on (or what depends on it): one hit per (source, other end)."""
+        col, other = ("src", "dst") if direction == "dependencies" else ("dst", "src")
         rows = self._rows(
-            f"""SELECT source_id, 'record:' || source_id, 0, 0, 1.0 FROM changes
-                WHERE service IN ({','.join('?' * len(services))}) AND environment = ?
-                  AND type IN ({','.join('?' * len(types))})
-                  AND ((started_at BETWEEN ? AND ?) OR (completed_at BETWEEN ? AND ?))
-                ORDER BY started_at, source_id""",
-            [*services, environment, *types, start, end, start, end],
-        )
+            f"""SELECT r.source_id, r.start_, r.end_, r.{other}, s.revision, r.kind
+                FROM relations r JOIN sources s USING (source_id)
+                WHERE r.{col} = ? AND r.environment IN (?, ?) AND r.kind NOT IN ('runbook', 'postmortem', 'doc', 'note')
+                ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
+        rows.sort(key=lambda r: (_RELATION_ORDER.get(r[5], 9), r[3], r[0], r[1]))
+        out = self._split([(r[0], r[1], r[2], f"{direction}|{entity}|{r[3]}", r[4], 1.0) for r in rows], access,
+                          "relations")
+        return out.model_copy(update={"searched": tuple(dict.fromkeys(h.source_id for h in out.hits))})
+
+    def changes(self, entities: list[str], environment: str, start: datetime, end: datetime,
+                access: AccessSnapshot) -> Lookup:
+        """Change records, history entries, toggles, rollout revisions (dated by their events) and
+        config snapshots of the entities; a change counts when it took effect in [start, end]."""
+        if not entities:
+            return Lookup()
+        marks = ",".join("?" * len(entities))
+        rows = self._rows(
+            f"""SELECT c.source_id, c.start_, c.end_, 'change|' || c.change_id, s.revision, 1.0, c.at_, c.template_hash,
+                       c.entity
+                FROM changes c JOIN sources s USING (source_id)
+                WHERE (c.entity IN ({marks}) OR c.target IN ({marks})) AND c.environment IN (?, ?)
+                ORDER BY c.at_ NULLS LAST, c.source_id, c.start_""", [*entities, *entities, *_envs(environment)])
+        dated = self._rows(
+            f"""SELECT r.source_id, r.start_, r.end_, 'rollout|' || r.workload || '|' || r.template_hash, s.revision, 1.0,
+                       r.ts, r.template_hash, r.workload
+                FROM rollouts r JOIN sources s USING (source_id)
+                WHERE r.workload IN ({marks}) ORDER BY r.ts""", list(entities))
+        keep, hashes = [], set()
+        for r in rows:
+            at, h = r[6], r[7]
+            if at is not None and start <= at <= end:
+                keep.append(r)
+            elif at is None and h:
+                hashes.add((r[8], h))
+                keep.append(r)
+        when = {(r[8], r[7]): r[6] for r in dated}
+        keep = [r for r in keep if r[6] is not None or (start <= when.get((r[8], r[7]), start.replace(year=1)) <= end)]
+        used = {(r[8], r[7]) for r in keep if r[6] is None}
+        keep += [r for r in dated if (r[8], r[7]) in used]
+        snaps = self._rows(
+            f"""SELECT r.source_id, r.start_, r.end_, 'snapshot|' || r.service, s.revision, 1.0
+                FROM records r JOIN sources s USING (source_id)
+                WHERE r.kind = 'config' AND r.service IN ({marks}) AND r.environment IN (?, ?)""",
+            [*entities, *_envs(environment)])
+        snapshot_groups: dict[str, list[tuple]] = {}
+        for r in snaps:
+            snapshot_groups.setdefault(r[3], []).append(r)
+        pairs = [r for group in snapshot_groups.values() if len(group) > 1 for r in group]
+        out = self._split([r[:6] for r in keep] + pairs, access, "changes")
         searched = self._rows(
-            f"SELECT DISTINCT source_id FROM changes WHERE service IN ({','.join('?' * len(services))}) "
-            "AND environment = ? ORDER BY source_id", [*services, environment])
-        out = _split(rows, access, "changes", "window")
+            f"""SELECT DISTINCT source_id FROM changes WHERE (entity IN ({marks}) OR target IN ({marks}))
+                AND environment IN (?, ?) ORDER BY source_id""", [*entities, *entities, *_envs(environment)])
         return out.model_copy(update={"searched": tuple(s for (s,) in searched if access.can_read(s))})
 
-    def logs(self, service: str, environment: str, start: datetime, end: datetime, access: AccessSnapshot,
-             levels: tuple[str, ...] = ("WARN", "ERROR")) -> Lookup:
-        """Log chunks of a service in the window, ranked by how many WARN/ERROR lines they hold."""
-        level_sql = " OR ".join("l.line LIKE ?" for _ in levels)
-        rows = self._rows(
-            f"""SELECT c.source_id, c.chunk_id, c.start_, c.end_, count(*) AS n
-                FROM log_lines l JOIN chunks c ON c.source_id = l.source_id
-                     AND l.start_ >= c.start_ AND l.end_ <= c.end_
-                WHERE l.service = ? AND l.environment = ? AND l.ts BETWEEN ? AND ? AND ({level_sql})
-                GROUP BY c.source_id, c.chunk_id, c.start_, c.end_
-                ORDER BY n DESC, c.start_ ASC""",
-            [service, environment, start, end, *[f"% {lv} %" for lv in levels]],
-        )
-        return _split(rows, access, "logs", "window")
+    def any_change_source(self, environment: str) -> bool:
+        rows = self._rows("SELECT count(*) FROM sources WHERE kind = 'change' AND environment IN (?, ?)",
+                          _envs(environment))
+        return bool(rows and rows[0][0])
 
-    def records(self, kinds: list[str], service: str, environment: str, access: AccessSnapshot) -> Lookup:
-        """Mapping / ownership / config / catalog records about a service."""
+    def placement(self, entity: str, environment: str, access: AccessSnapshot) -> Lookup:
+        """Where the entity runs and what else runs there (the placements of its nodes)."""
+        mine = self._rows("""SELECT DISTINCT node FROM placements WHERE (workload = ? OR node = ?)
+                             AND environment IN (?, ?)""", [entity, entity, *_envs(environment)])
+        nodes = [n for (n,) in mine]
+        rel_nodes = self._rows("""SELECT DISTINCT dst FROM relations WHERE src = ? AND relation = 'runs_on'
+                                  AND environment IN (?, ?)""", [entity, *_envs(environment)])
+        nodes += [n for (n,) in rel_nodes if n not in nodes]
+        if not nodes:
+            return Lookup()
+        marks = ",".join("?" * len(nodes))
         rows = self._rows(
-            f"""SELECT source_id, 'record:' || source_id, 0, 0, 1.0 FROM records
-                WHERE kind IN ({','.join('?' * len(kinds))}) AND (service = ? OR service = '*')
-                  AND (environment = ? OR environment = '*') ORDER BY kind, source_id""",
-            [*kinds, service, environment],
-        )
-        return _split(rows, access, "records", "lookup")
+            f"""SELECT p.source_id, p.start_, p.end_, 'placement|' || p.workload || '|' || p.node, s.revision,
+                       CASE WHEN p.workload = ? THEN 2.0 ELSE 1.0 END
+                FROM placements p JOIN sources s USING (source_id)
+                WHERE p.node IN ({marks}) AND p.environment IN (?, ?)
+                ORDER BY 6 DESC, p.node, p.workload, p.source_id""", [entity, *nodes, *_envs(environment)])
+        rows += self._rows(
+            f"""SELECT r.source_id, r.start_, r.end_, 'dependencies|' || r.src || '|' || r.dst, s.revision, 1.0
+                FROM relations r JOIN sources s USING (source_id)
+                WHERE r.relation = 'runs_on' AND r.dst IN ({marks}) AND r.kind = 'catalog'
+                  AND r.environment IN (?, ?)""", [*nodes, *_envs(environment)])
+        # one hit per workload on each node is enough to know who shares it
+        return self._split(rows, access, "placement")
+
+    def records(self, kinds: list[str], entity: str, environment: str, access: AccessSnapshot) -> Lookup:
+        """Mapping / ownership / config / catalog records about an entity."""
+        rows = self._rows(
+            f"""SELECT r.source_id, r.start_, r.end_, 'record|' || r.kind, s.revision, 1.0
+                FROM records r JOIN sources s USING (source_id)
+                WHERE r.kind IN ({','.join('?' * len(kinds))}) AND (r.service = ? OR r.service = '*')
+                  AND r.environment IN (?, ?) ORDER BY r.kind, r.source_id""",
+            [*kinds, entity, *_envs(environment)])
+        return self._split(rows, access, "records")

@@ -1,0 +1,121 @@
+"""The profile: word lists, spellings and thresholds the rules use, as one validated value.
+
+Loaded from the package default and a case's overrides by `tools.profile.load_profile`.
+Compiled matchers are cached on the instance; the value itself stays frozen.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from pydantic import Field
+
+from state._base import Frozen
+
+_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af]")
+
+
+def phrase_pattern(words: list[str] | tuple[str, ...]) -> re.Pattern[str]:
+    """One case-insensitive alternation: whole words for Latin text, substrings for CJK."""
+    parts = []
+    for w in sorted({w for w in words if w}, key=lambda x: (-len(x), x)):
+        esc = re.escape(w).replace(r"\ ", r"\s+")
+        parts.append(esc if _CJK.search(w) else rf"(?<![\w]){esc}(?![\w])")
+    return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
+
+
+class AnomalyParams(Frozen):
+    min_ratio: float = Field(default=1.5, gt=1)
+    mad_z: float = Field(default=5.0, gt=0)
+    floor: float = Field(default=1e-9, ge=0)
+    persist: int = Field(default=3, ge=1)
+    persist_min: int = Field(default=2, ge=1)
+    min_baseline_points: int = Field(default=3, ge=1)
+    saturation_level: float = Field(default=0.98, gt=0, le=1)
+    log_burst_min: int = Field(default=3, ge=1)
+    log_burst_span: float = Field(default=300, gt=0)
+    log_burst_ratio: float = Field(default=3.0, gt=1)
+    span_bucket: float = Field(default=60, gt=0)
+    explain_fraction: float = Field(default=0.5, ge=0, le=1)
+
+
+class Profile(Frozen):
+    severity: dict[str, tuple[str, ...]]
+    numeric_levels: dict[int, str]
+    syslog_severity: dict[int, str]
+    level_fields: tuple[str, ...]
+    time_fields: tuple[str, ...]
+    message_fields: tuple[str, ...]
+    writer_fields: tuple[str, ...]
+    relation_fields: tuple[str, ...]
+    relation_phrases: tuple[str, ...]
+    change_phrases: tuple[str, ...]
+    version_patterns: tuple[str, ...]
+    metric_roles: dict[str, str]
+    unit_roles: dict[str, tuple[str, ...]]
+    anomaly: AnomalyParams
+    k8s_warning_reasons: tuple[str, ...]
+    k8s_node_conditions: tuple[str, ...]
+    change_types: dict[str, tuple[str, ...]]
+    entity_labels: tuple[str, ...]
+    host_suffixes: tuple[str, ...]
+    injection_phrases: tuple[str, ...]
+
+    # --- compiled matchers ---------------------------------------------------------------
+    @cached_property
+    def _severity_words(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for level in ("debug", "info", "warning", "error"):  # later (worse) levels win a clash
+            for w in self.severity.get(level, ()):
+                out[w.lower()] = level
+        return out
+
+    def level_of(self, word: str) -> str | None:
+        """The level a spelling names (`WARNING:` → warning), or None."""
+        return self._severity_words.get(word.strip().rstrip(":").strip("[]<>").lower())
+
+    @cached_property
+    def relation_phrase_re(self) -> re.Pattern[str]:
+        return phrase_pattern(self.relation_phrases)
+
+    @cached_property
+    def change_phrase_re(self) -> re.Pattern[str]:
+        return phrase_pattern(self.change_phrases)
+
+    @cached_property
+    def injection_re(self) -> re.Pattern[str]:
+        return phrase_pattern(self.injection_phrases)
+
+    @cached_property
+    def version_re(self) -> re.Pattern[str]:
+        alt = "|".join(f"(?:{p})" for p in self.version_patterns)
+        return re.compile(rf"(?<![\w.]){'(?:' + alt + ')'}(?![\w])", re.IGNORECASE)
+
+    @cached_property
+    def _roles(self) -> list[tuple[str, re.Pattern[str]]]:
+        return [(role, re.compile(p, re.IGNORECASE)) for role, p in self.metric_roles.items()]
+
+    def role_of(self, metric: str, unit: str = "") -> str | None:
+        """The role a metric name (then its unit) suggests; None when neither says."""
+        for role, pattern in self._roles:
+            if pattern.search(metric):
+                return role
+        u = unit.strip().lower()
+        for role, units in self.unit_roles.items():
+            if u and u in {x.lower() for x in units}:
+                return role
+        return None
+
+    @cached_property
+    def _change_words(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for kind, words in self.change_types.items():
+            for w in (kind, *words):
+                out.setdefault(w.lower().replace("-", "_").replace(" ", "_"), kind)
+        return out
+
+    def change_type(self, written: str) -> str:
+        """The normalised change type of a type as written (`release` → deployment)."""
+        key = written.strip().lower().replace("-", "_").replace(" ", "_")
+        return self._change_words.get(key, key or "other")

@@ -1,0 +1,125 @@
+"""The loop's step log as typed values: one record per node run, saved and loaded through one adapter."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Discriminator, TypeAdapter
+
+from state._base import Frozen
+from state.claims import StopReason
+from state.evidence import Gap, ReadOutcome
+
+
+class HitRef(Frozen):
+    source_id: str
+    chunk_id: str
+    rank: int
+    score: float
+    channel: str
+    focus: str = ""
+
+
+class ReadRef(Frozen):
+    source_id: str
+    chunk_id: str
+    outcome: ReadOutcome
+    attempts: int = 1
+    detail: str = ""
+
+
+class PlanStep(Frozen):
+    node: Literal["plan"] = "plan"
+    round: int
+    gap: Gap | None = None
+    note: str = ""
+
+
+class RetrieveStep(Frozen):
+    node: Literal["retrieve"] = "retrieve"
+    round: int
+    gap: Gap
+    fingerprint: str
+    tool: str
+    hits: tuple[HitRef, ...] = ()
+    hit_set: tuple[str, ...] = ()
+    """`source@revision:start-end` of every hit: the same set twice is no progress."""
+    denied: tuple[str, ...] = ()
+    """Matching sources the principal may not read (manifest metadata only)."""
+    searched: tuple[str, ...] = ()
+    """Readable sources the lookup searched, matched or not ('searched and not found')."""
+    watermark: str = ""
+
+
+class ReadStep(Frozen):
+    node: Literal["read"] = "read"
+    round: int
+    reads: tuple[ReadRef, ...] = ()
+    new_evidence: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+    watermark: str = ""
+
+
+class UpdateStep(Frozen):
+    node: Literal["update"] = "update"
+    round: int
+    decisions: dict[str, str] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+
+
+class DecideStep(Frozen):
+    node: Literal["decide"] = "decide"
+    round: int
+    stop: StopReason | None = None
+    rounds_used: int = 0
+    reads_used: int = 0
+    resumed_after: str = ""
+
+
+class Recheck(Frozen):
+    """What a resume found when it re-read the store and the current access."""
+
+    revoked: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    reanchored: tuple[str, ...] = ()
+    reused: int = 0
+    reopened: tuple[str, ...] = ()
+    tombstoned: tuple[str, ...] = ()
+    watermark: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.revoked or self.stale or self.reanchored)
+
+
+class ResumeStep(Frozen):
+    node: Literal["resume"] = "resume"
+    round: int
+    recheck: Recheck
+
+
+class GrantStep(Frozen):
+    """A permission grant answering a pause (who, which groups, what it unlocked)."""
+
+    node: Literal["grant"] = "grant"
+    round: int
+    groups: tuple[str, ...]
+    by: str = ""
+    unlocks: tuple[str, ...] = ()
+
+
+Step = Annotated[
+    PlanStep | RetrieveStep | ReadStep | UpdateStep | DecideStep | ResumeStep | GrantStep,
+    Discriminator("node"),
+]
+STEP: TypeAdapter[Step] = TypeAdapter(Step)
+
+
+class Logged(Frozen):
+    """A step as stored: its sequence number and time, and the step."""
+
+    seq: int
+    at: datetime
+    step: Step

@@ -1,0 +1,209 @@
+"""Change sources: YAML records, Helm and Argo CD histories, `kubectl rollout history`, flag audits.
+
+Every entry becomes a `Change` with the offsets of the text that states it. A history entry
+without a diff is a change all the same; a rollout revision without a time gets one from a
+ScalingReplicaSet event later (the rules join them), or stays undated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from state import yamlio
+from state.sources import ChangeRecord, ConfigChange, FlagChange
+from state.telemetry import Change, Unparsed, as_text
+from tools.formats import jsonspan
+from tools.formats.logs import parse_time
+
+_REV_ROW = re.compile(r"^(?P<rev>\d+)\s+(?P<cause>.*)$")
+_REV_HEAD = re.compile(r"with revision #(?P<rev>\d+)")
+
+
+def from_record(record: ChangeRecord, start: int, end: int) -> Change:
+    return Change(start=start, end=end, id=record.id, type=record.type, service=record.service, target=record.target,
+                  environment=record.environment, started_at=record.started_at, completed_at=record.completed_at,
+                  version_from=record.version_from, version_to=record.version_to, summary=record.summary,
+                  config_changes=record.config_changes, dependency_changes=record.dependency_changes,
+                  flag=record.flag, rollback_of=record.rollback_of)
+
+
+def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
+    doc = jsonspan.parse(text)
+    items = doc.items if doc.kind == "array" else doc.array("history") or doc.array("items")
+    out: list[Change] = []
+    bad: list[Unparsed] = []
+    prev: str | None = None
+    for it in sorted(items, key=lambda j: int((j.value or {}).get("revision", 0) or 0) if isinstance(j.value, dict) else 0):
+        v = it.value if isinstance(it.value, dict) else {}
+        ts = parse_time(v.get("updated"), None)
+        if ts is None or "revision" not in v:
+            bad.append(Unparsed(start=it.start, end=it.end, reason="a helm revision without `revision` and `updated`"))
+            continue
+        version = as_text(v.get("app_version") or v.get("chart") or "") or None
+        desc = as_text(v.get("description", ""))
+        kind = "rollback" if "rollback" in desc.lower() else "deployment"
+        out.append(Change(start=it.start, end=it.end, id=f"{service}@helm-rev{v['revision']}", type=kind,
+                          service=service, environment=environment, started_at=ts, completed_at=ts,
+                          version_from=prev, version_to=version, summary=f"{v.get('chart', '')} {v.get('status', '')} {desc}".strip(),
+                          revision=str(v["revision"])))
+        prev = version
+    return out, bad
+
+
+def parse_argocd(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
+    doc = jsonspan.parse(text)
+    hist = doc.path("status", "history") if doc.kind == "object" else None
+    items = hist.items if hist is not None and hist.kind == "array" else (
+        doc.items if doc.kind == "array" else doc.array("history"))
+    out: list[Change] = []
+    bad: list[Unparsed] = []
+    prev: str | None = None
+    for it in items:
+        v = it.value if isinstance(it.value, dict) else {}
+        done = parse_time(v.get("deployedAt"), None)
+        began = parse_time(v.get("deployStartedAt"), None) or done
+        if done is None:
+            bad.append(Unparsed(start=it.start, end=it.end, reason="an Argo CD history entry without deployedAt"))
+            continue
+        rev = as_text(v.get("revision") or (v.get("source") or {}).get("targetRevision") or "") or None
+        out.append(Change(start=it.start, end=it.end, id=f"{service}@argocd-{v.get('id', len(out))}", type="deployment",
+                          service=service, environment=environment, started_at=began, completed_at=done,
+                          version_from=prev, version_to=rev, summary=as_text((v.get("source") or {}).get("repoURL", "")),
+                          revision=as_text(v.get("id", "")) or None))
+        prev = rev
+    return out, bad
+
+
+def parse_rollout(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
+    """`kubectl rollout history deployment/NAME` (the table, and `--revision=N` details)."""
+    out: dict[str, Change] = {}
+    details: dict[str, dict[str, Any]] = {}
+    bad: list[Unparsed] = []
+    workload = service
+    pos = 0
+    in_table = False
+    current: str | None = None
+    env_block = False
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start, end = pos, pos + len(line)
+        pos += len(raw)
+        s = line.strip()
+        if not s:
+            continue
+        m = re.match(r"^(?:deployment\.apps|deployment|deploy)/(\S+)", s)
+        if m:
+            workload = m.group(1)
+            head = _REV_HEAD.search(s)
+            current = head.group("rev") if head else None
+            if current:
+                details.setdefault(current, {"start": start, "env": {}, "end": end})
+            in_table = False
+            continue
+        if s.startswith("REVISION"):
+            in_table, current = True, None
+            continue
+        if in_table and (row := _REV_ROW.match(s)):
+            rev = row.group("rev")
+            cause = row.group("cause").strip()
+            out[rev] = Change(start=start, end=end, id=f"{workload}@rev{rev}", type="deployment", service=service,
+                              environment=environment, summary="" if cause == "<none>" else cause, revision=rev)
+            continue
+        if current:
+            d = details[current]
+            d["end"] = end
+            if "pod-template-hash=" in s:
+                d["hash"] = s.split("pod-template-hash=", 1)[1].split()[0].strip(",")
+            elif s.startswith("Image:"):
+                image = s.split(":", 1)[1].strip()
+                d["version"] = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] else None
+            elif s.startswith("Environment:"):
+                env_block = True
+                continue
+            elif env_block and re.match(r"^[A-Za-z_][\w.-]*:\s", s) and line.startswith(" " * 6):
+                k, v = s.split(":", 1)
+                d["env"][k.strip()] = v.strip()
+                continue
+            env_block = env_block and line.startswith(" " * 6)
+            continue
+        if in_table:
+            bad.append(Unparsed(start=start, end=end, reason="a rollout history row `REVISION CHANGE-CAUSE`"))
+    prev_env: dict[str, str] | None = None
+    prev_version: str | None = None
+    for rev in sorted(set(out) | set(details), key=int):
+        d = details.get(rev)
+        base = out.get(rev) or Change(start=d["start"], end=d["end"], id=f"{workload}@rev{rev}", type="deployment",
+                                      service=service, environment=environment, revision=rev)
+        if d is not None:
+            env = d["env"]
+            diffs = ()
+            if prev_env is not None:
+                diffs = tuple(ConfigChange(key=k, from_=prev_env.get(k), to=env.get(k))
+                              for k in sorted(set(env) | set(prev_env)) if env.get(k) != prev_env.get(k))
+            base = base.model_copy(update={"template_hash": d.get("hash"), "version_to": d.get("version"),
+                                           "version_from": prev_version, "config_changes": diffs})
+            prev_env, prev_version = env, d.get("version") or prev_version
+        out[rev] = base
+    return [out[r] for r in sorted(out, key=int)], bad
+
+
+def parse_flags(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
+    """Flag toggles: JSON lines, a JSON list, or a YAML list of {at, flag, from, to, service, environment}."""
+    entries: list[tuple[int, int, Any]] = []
+    bad: list[Unparsed] = []
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        docs, broken = jsonspan.parse_document_or_lines(text)
+        bad += [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
+        for d in docs:
+            for it in (d.items if d.kind == "array" else d.array("items") or d.array("events") or [d]):
+                entries.append((it.start, it.end, it.value))
+    else:
+        root = yamlio.spans(text)
+        for node in (root.items() if root is not None else []):
+            entries.append((*yamlio.trim(text, node.start, node.end), yamlio.loads(text[node.start:node.end])))
+    out: list[Change] = []
+    for start, end, v in entries:
+        if not isinstance(v, dict):
+            bad.append(Unparsed(start=start, end=end, reason="a flag toggle object"))
+            continue
+        ts = parse_time(v.get("at") or v.get("ts") or v.get("time") or v.get("timestamp") or v.get("date"), None)
+        flag = v.get("flag") or v.get("key") or v.get("name") or v.get("feature")
+        if ts is None or not flag:
+            bad.append(Unparsed(start=start, end=end, reason="a flag toggle with `flag` and a zoned time (`at`)"))
+            continue
+        old = v.get("from", v.get("old", v.get("previous")))
+        new = v.get("to", v.get("new", v.get("value", v.get("enabled"))))
+        svc = str(v.get("service") or service)
+        out.append(Change(start=start, end=end, id=str(v.get("id") or f"{flag}@{ts.isoformat()}"), type="feature_flag",
+                          service=svc, environment=str(v.get("environment") or environment), started_at=ts,
+                          completed_at=ts, summary=as_text(v.get("comment") or v.get("reason") or ""),
+                          flag=FlagChange(name=str(flag), from_=as_text(old) if old is not None else None,
+                                          to=as_text(new) if new is not None else None)))
+    return out, bad
+
+
+def detect(text: str) -> str:
+    head = text.lstrip()[:4000]
+    if head.startswith("REVISION") or re.match(r"^(deployment\.apps|deployment|deploy)/", head):
+        return "rollout"
+    if head.startswith(("{", "[")):
+        if '"deployedAt"' in head:
+            return "argocd"
+        if '"revision"' in head and '"updated"' in head:
+            return "helm"
+        return "flags"
+    if re.search(r"^\s*-\s+(flag|at|key):", head, re.M):
+        return "flags"
+    return "record"
+
+
+def parse_record(text: str) -> tuple[Any, ValidationError | None]:
+    data = yamlio.loads(text)
+    try:
+        return ChangeRecord.model_validate(data), None
+    except ValidationError as exc:
+        return data, exc

@@ -1,0 +1,113 @@
+"""Metric parsers: one-series CSV with a sidecar, and Prometheus range-query JSON.
+
+Every point keeps the offsets of its CSV line or of its `[ts, "value"]` pair, so the
+onset or peak of a series can be cited exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from state.sources import MetricMeta
+from state.telemetry import Series, SeriesPoint, Unparsed
+from tools.formats import jsonspan
+from tools.formats.logs import parse_time, zone
+
+
+def _value(text: str) -> float | None:
+    t = text.strip().strip('"')
+    low = t.lower()
+    if low in ("nan", "+nan", "-nan"):
+        return math.nan
+    if low in ("inf", "+inf", "infinity", "+infinity"):
+        return math.inf
+    if low in ("-inf", "-infinity"):
+        return -math.inf
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def series_key(metric: str, labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "__name__")
+    return f"{metric}{{{inner}}}"
+
+
+def parse_csv(text: str, meta: MetricMeta, default_metric: str, entity: str | None,
+              tz: str | None = None) -> tuple[list[Series], list[Unparsed], str | None]:
+    """(series, unparsed lines, header problem or None)."""
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return [], [], "a CSV header 'ts,value'"
+    head = [h.strip().lower() for h in lines[0].strip().split(",")]
+    if head[:2] != ["ts", "value"]:
+        return [], [], "a CSV header 'ts,value'"
+    default_tz = zone(tz)
+    points: list[SeriesPoint] = []
+    bad: list[Unparsed] = []
+    offset = len(lines[0])
+    for raw in lines[1:]:
+        line = raw.rstrip("\r\n")
+        end = offset + len(line)
+        if line.strip():
+            cells = line.split(",")
+            ts: datetime | None = parse_time(cells[0].strip(), default_tz) if cells else None
+            value = _value(cells[1]) if len(cells) > 1 else None
+            if ts is None or value is None:
+                bad.append(Unparsed(start=offset, end=end,
+                                    reason="'ts,value' with a timestamp carrying a zone and a number"))
+            else:
+                points.append(SeriesPoint(start=offset, end=end, ts=ts, value=value))
+        offset += len(raw)
+    metric = meta.metric or default_metric
+    s = Series(start=0, end=len(text.rstrip()), key=series_key(metric, {}), metric=metric, entity=meta.service or entity,
+               environment=meta.environment, unit=meta.unit, role=meta.role, capacity=meta.capacity,
+               points=tuple(points))
+    return [s], bad, None
+
+
+def parse_prometheus(text: str, meta: MetricMeta | None, default_metric: str,
+                     entity: str | None) -> tuple[list[Series], list[Unparsed], str | None]:
+    try:
+        doc = jsonspan.parse(text)
+    except jsonspan.JSONSpanError as exc:
+        return [], [], f"Prometheus query JSON ({exc})"
+    result = doc.path("data", "result")
+    if result is None or result.kind != "array":
+        return [], [], "Prometheus query JSON with data.result"
+    out: list[Series] = []
+    bad: list[Unparsed] = []
+    for item in result.items:
+        labels_node = item.get("metric")
+        labels = {str(k): str(v) for k, v in (labels_node.value if labels_node else {}).items()}
+        metric = labels.get("__name__") or (meta.metric if meta else None) or default_metric
+        values = item.get("values") or item.get("value")
+        pairs = values.items if values is not None and values.kind == "array" else []
+        if values is not None and pairs and pairs[0].kind != "array":  # an instant vector: one pair
+            pairs = [values]
+        points: list[SeriesPoint] = []
+        for pair in pairs:
+            v = pair.value
+            if not (isinstance(v, list) and len(v) == 2):
+                bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
+                continue
+            ts = parse_time(v[0], None)
+            value = _value(str(v[1]))
+            if ts is None or value is None:
+                bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
+                continue
+            points.append(SeriesPoint(start=pair.start, end=pair.end, ts=ts, value=value))
+        out.append(Series(start=item.start, end=item.end, key=series_key(metric, labels), metric=metric,
+                          labels={k: v for k, v in labels.items() if k != "__name__"},
+                          entity=(meta.service if meta else None), environment=(meta.environment if meta else None),
+                          unit=(meta.unit if meta else ""), role=(meta.role if meta else None),
+                          capacity=(meta.capacity if meta else None), points=tuple(points)))
+        _ = entity
+    return out, bad, None
+
+
+def detect(text: str) -> str:
+    head = text.lstrip()[:200]
+    return "prometheus" if head.startswith("{") else "csv"
