@@ -11,7 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs import nodes
 from graphs.deps import Deps
-from graphs.state import LoopState
+from graphs.loop_state import LoopState
 
 
 def after_plan(state: LoopState) -> Literal["retrieve", "decide"]:

@@ -1,4 +1,4 @@
-"""Deterministic claim deciders: one rule per claim kind, driven by the case file.
+"""Deterministic claim deciders: one rule per claim kind, driven by the case file (docs/deciding.md §7).
 
 Each returns a `ClaimDecision` naming the rule, the evidence ids used and, when the claim
 cannot be decided, the observation that is missing. A candidate observation (trust
@@ -7,107 +7,122 @@ cannot be decided, the observation that is missing. A candidate observation (tru
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-import re
-from fnmatch import fnmatch
-
-import networkx as nx
-
-from graphs.knowledge import FIRST_HOP_KINDS, Knowledge
-from state.sources import PROSE_KINDS
-from state.case import (
-    Case, CausalChainClaim, ChangeInWindowClaim, Claim, CounterEvidenceClaim, Hypothesis, MetricShiftClaim,
+from graphs.knowledge import Knowledge
+from graphs.rules import (
+    Cause, CauseResult, EntityState, Trace, applicability, cause_at, entity_state, is_bad, moved, relation_status,
+    trace,
 )
-from state.claims import ClaimDecision, Hop
-from state.evidence import Evidence
+from state.case import (
+    Case, CausalChainClaim, ChangeInWindowClaim, Claim, CounterEvidenceClaim, Hypothesis, SymptomClaim,
+)
+from state.claims import Alternative, ClaimDecision, Hop, RootCause
+from state.facts import SignalFact
+
+SIGNAL_ORDER = {"metric": 0, "logs": 1, "traces": 2, "events": 3}
 
 
-class Searches:
-    """What the run has looked up so far (from the retrieve steps): for 'searched, found nothing'."""
-
-    def __init__(self, steps: Iterable[dict]) -> None:
-        steps = list(steps)
-        reads = {s["round"]: s for s in steps if s.get("node") == "read"}
-        self.done: list[dict] = []
-        for s in steps:
-            if s.get("node") == "retrieve" and s.get("gap"):
-                read = reads.get(s["round"], {})
-                self.done.append({**s, "denied": [*s.get("denied", []), *read.get("denied", [])],
-                                  "failed": read.get("failed", [])})
-
-    def for_claim(self, claim_id: str, action: str) -> list[dict]:
-        return [s for s in self.done if s["gap"]["claim_id"] == claim_id and s["gap"]["action"] == action]
+def _candidates(k: Knowledge, claim_id: str) -> tuple[str, ...]:
+    return tuple(e.id for e in k.evidence.values() if e.kind == "initial" and claim_id in e.claim_ids)
 
 
-def _moved(ratio: float, direction: str, min_ratio: float) -> bool:
-    return ratio >= min_ratio if direction == "up" else (ratio > 0 and 1 / ratio >= min_ratio)
+def _why_unread(k: Knowledge, entity: str, what: str, metric: str | None = None) -> str:
+    why = f"{what} of {entity} read back from its telemetry"
+    denied = k.searches.denied("telemetry", entity, metric=metric)
+    failed = k.searches.failed("telemetry", entity, metric=metric)
+    if denied:
+        why += f" (denied: {', '.join(denied)})"
+    if failed:
+        why += f" (failed: {', '.join(failed)})"
+    if not denied and not failed and k.searches.done("telemetry", entity, metric=metric):
+        why += " (no readable source holds it)"
+    return why
 
 
-def _metric_evidence(k: Knowledge, metric: str) -> list[Evidence]:
-    s = k.case.subject
-    return [e for e in k.evidence.values() if e.kind == "metric" and e.metric is not None
-            and e.metric.metric == metric and e.scope.service == s.service and e.scope.environment == s.environment]
+def _symptom_signals(claim: SymptomClaim, sigs: list[tuple[SignalFact, str]]) -> list[tuple[SignalFact, str]]:
+    want = claim.wants
+    if claim.metric:
+        return [(f, e) for f, e in sigs if f.signal == "metric" and f.name == claim.metric]
+    if want == "logs":
+        return [(f, e) for f, e in sigs if f.signal == "logs"]
+    if want == "traces":
+        return [(f, e) for f, e in sigs if f.signal == "traces"]
+    metrics = [(f, e) for f, e in sigs if f.signal == "metric" and f.role in ("latency", "errors", "saturation",
+                                                                               "availability")]
+    if want == "metric":
+        return metrics
+    for group in (metrics, [(f, e) for f, e in sigs if f.signal == "logs"],
+                  [(f, e) for f, e in sigs if f.signal == "traces"]):
+        if group:
+            return group
+    return []
 
 
-def _series_rule(k: Knowledge, claim_id: str, metric: str, direction: str, min_ratio: float,
-                 searches: Searches, rule_name: str) -> ClaimDecision:
-    evs = _metric_evidence(k, metric)
-    candidates = tuple(e.id for e in k.evidence.values() if e.kind == "initial" and claim_id in e.claim_ids)
-    rule = f"{rule_name}: window peak / baseline median of {metric} {'≥' if direction == 'up' else '≤ 1/'}{min_ratio}"
-    if not evs:
-        blocked = [d for s in searches.for_claim(claim_id, "metrics") for d in s.get("denied", [])]
-        failed = [f for s in searches.for_claim(claim_id, "metrics") for f in s.get("failed", [])]
-        why = f"{metric} for {k.case.subject} read back from a metrics source"
-        if blocked:
-            why += f" (denied: {', '.join(sorted(set(blocked)))})"
-        if failed:
-            why += f" (failed: {', '.join(sorted(set(failed)))})"
-        return ClaimDecision(claim_id=claim_id, state="candidate" if candidates else "insufficient",
-                             verdict="insufficient", rule=rule, supporting=candidates, missing=(why,))
-    moved = [e for e in evs if _moved(e.metric.ratio, direction, min_ratio)]
-    if moved:
-        return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
-                             supporting=tuple(e.id for e in moved) + candidates)
-    return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted", rule=rule,
-                         opposing=tuple(e.id for e in evs) + candidates)
+def decide_symptom(claim: SymptomClaim, k: Knowledge) -> ClaimDecision:
+    subject = k.case.subject.service
+    what = claim.metric or {"any": "a symptom signal", "metric": "a symptom metric", "logs": "warning/error lines",
+                            "traces": "span latency or errors"}[claim.wants]
+    rule = (f"symptom: {what} of {k.case.subject} anomalous {claim.direction} against its baseline "
+            f"(threshold ×{claim.min_ratio}, sustained)")
+    sigs = _symptom_signals(claim, list(k.signals.get(subject, [])))
+    cands = _candidates(k, claim.id)
+    verdicts = [(f, e, moved(f, k, claim.direction, claim.min_ratio)) for f, e in sigs]
+    up = [e for f, e, m in verdicts if m]
+    if up:
+        return ClaimDecision(claim_id=claim.id, state="supported", verdict="confirmed", rule=rule,
+                             supporting=tuple(dict.fromkeys(up)) + cands)
+    read = [e for f, e, m in verdicts if m is False]
+    if read and k.searches.done("telemetry", subject, metric=claim.metric):
+        return ClaimDecision(claim_id=claim.id, state="refuted", verdict="refuted", rule=rule,
+                             opposing=tuple(dict.fromkeys(read)) + cands)
+    missing = _why_unread(k, subject, what, claim.metric)
+    if any(m is None for _f, _e, m in verdicts):
+        missing = f"{what} of {k.case.subject} with a baseline of at least 3 points before the window"
+    return ClaimDecision(claim_id=claim.id, state="candidate" if cands else "insufficient", verdict="insufficient",
+                         rule=rule, supporting=cands, missing=(missing,))
 
 
-def decide_metric_shift(claim: MetricShiftClaim, k: Knowledge, searches: Searches) -> ClaimDecision:
-    return _series_rule(k, claim.id, claim.metric, claim.direction, claim.min_ratio, searches, "metric_shift")
-
-
-def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, searches: Searches) -> ClaimDecision:
+def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str) -> ClaimDecision:
     p = h.predicts
-    d = _series_rule(k, claim_id, p.metric, p.direction, p.min_ratio, searches,
-                     f"counter_evidence ({h.id} predicts {p.metric} {p.direction})")
+    entity = p.entity or k.case.subject.service
+    rule = f"counter_evidence: {h.id} predicts {p.metric} of {entity} {p.direction} (×{p.min_ratio})"
+    sigs = [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
+    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in sigs]
     proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
         phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
-    return d.model_copy(update={"proposed_by": proposed})
+    held = [e for e, m in verdicts if m]
+    if held:
+        return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
+                             supporting=tuple(held), proposed_by=proposed)
+    flat = [e for e, m in verdicts if m is False]
+    if flat:
+        return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted", rule=rule + ": the prediction is not observed",
+                             opposing=tuple(flat), proposed_by=proposed)
+    return ClaimDecision(claim_id=claim_id, state="insufficient", verdict="insufficient", rule=rule,
+                         missing=(_why_unread(k, entity, p.metric, p.metric),), proposed_by=proposed)
 
 
-def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge, searches: Searches) -> ClaimDecision:
-    return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id, searches)
+def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge) -> ClaimDecision:
+    return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id)
 
 
-def decide_change(claim: ChangeInWindowClaim, k: Knowledge, searches: Searches) -> ClaimDecision:
-    rule = "change_in_window: a change record of the subject read back inside the window (minus lookback)"
-    services = {k.case.subject.service}
-    if claim.include_dependencies:
-        rule += " or of a service it depends on (from the service catalog)"
-        services |= set(k.dependencies or ())
-    found = [eid for rec, eid in k.subject_changes(services) if rec.type in claim.change_types]
+def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str]) -> ClaimDecision:
+    w = k.case.window
+    entities = [k.case.subject.service] + ([e for e in path if e != k.case.subject.service] if claim.on_path else [])
+    types = {k.profile.change_type(t) for t in claim.change_types}
+    rule = (f"change_in_window: a change of {', '.join(entities)} took effect in "
+            f"{w.change_from:%H:%M}–{w.end:%H:%M} ({w.change_from:%Y-%m-%d %z})")
+    found = [e for c, e in k.changes if (c.entity in entities or c.target in entities) and c.type != "rollback"
+             and c.effective is not None and w.change_from <= c.effective <= w.end and (not types or c.type in types)]
     if found:
         return ClaimDecision(claim_id=claim.id, state="supported", verdict="confirmed", rule=rule,
-                             supporting=tuple(found))
-    looked = [s for s in searches.for_claim(claim.id, "changes") if services <= set(s["gap"]["params"]["services"])]
-    denied = sorted({d for s in looked for d in s.get("denied", [])})
-    failed = sorted({f for s in looked for f in s.get("failed", [])})
-    known = not claim.include_dependencies or k.dependencies is not None
-    if known and looked and not denied and not failed and all(not s.get("hits") for s in looked):
+                             supporting=tuple(dict.fromkeys(found)))
+    denied = sorted({d for e in entities for d in k.searches.denied("changes", e)})
+    failed = sorted({f for e in entities for f in k.searches.failed("changes", e)})
+    if all(k.searches.done("changes", e) for e in entities) and not denied and not failed and (
+            not claim.on_path or path):
         return ClaimDecision(claim_id=claim.id, state="refuted", verdict="refuted",
                              rule=rule + "; every readable change source searched, none in the window")
-    missing = f"change records for {k.case.subject} between {k.case.window.change_from.isoformat()} and {k.case.window.end.isoformat()}"
+    missing = f"change records of {', '.join(entities)} between {w.change_from.isoformat()} and {w.end.isoformat()}"
     if denied:
         missing += f" (denied: {', '.join(denied)})"
     if failed:
@@ -115,136 +130,174 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, searches: Searches) 
     return ClaimDecision(claim_id=claim.id, state="insufficient", verdict="insufficient", rule=rule, missing=(missing,))
 
 
-def _edge_status(k: Knowledge, claim: CausalChainClaim, a: str, b: str, first: bool,
-                 last: bool = False) -> tuple[str, list[str], str]:
-    """Best applicability of an edge: (status, evidence ids with that status, note).
+# --- the causal claim --------------------------------------------------------------------------
 
-    The first hop must be read where the symptom is observed or explained (logs, documents);
-    the last hop, into the explanation, in a document that explains behaviour."""
-    order = {"applicable": 0, "unknown": 1, "inapplicable": 2, "untrusted": 3}
-    ids = [e for e in k.graph[a][b]["evidence"]
-           if (not first or k.evidence[e].source_kind in FIRST_HOP_KINDS)
-           and (not last or k.evidence[e].source_kind in PROSE_KINDS)]
-    if not ids:
-        where = "an observation of the symptom" if first else "a document that explains it"
-        return "inapplicable", [], f"{a} → {b} is not read in {where}"
-    judged = [(k.applicability(k.evidence[e], claim), e) for e in ids]
-    best = min(order[s] for (s, _n), _e in judged)
-    status = [s for s, v in order.items() if v == best][0]
-    ids = [e for (s, _n), e in judged if s == status]
-    notes = sorted({n for (s, n), _e in judged if s == status})
-    return status, ids, "; ".join(notes)
+def _path_hops(k: Knowledge, t: Trace, claim: CausalChainClaim) -> list[Hop]:
+    hops = []
+    path = t.path()
+    for a, b in zip(path, path[1:]):
+        node = t.nodes[b]
+        status, ids, note = relation_status(k, node.via, claim.requires_owner_verification)
+        relation = node.via[0][0].relation if node.via and hasattr(node.via[0][0], "relation") else "depends_on"
+        what = (f"{b} also uses {a}; its load rose first" if node.sideways
+                else f"{a} {relation.replace('_', ' ')} {b} ({note}); {b} anomalous since {node.state.onset:%H:%M:%S}")
+        evidence = tuple(dict.fromkeys([*ids, *node.state.evidence]))
+        hops.append(Hop(source=a, target=b, relation=relation if not node.sideways else "shares", evidence_ids=evidence,
+                        status=status, note=what, onset=node.state.onset))
+    return hops
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*[|#*-])")
-CHANGE_WORDS = re.compile(r"\b(changed|changes|increased|decreased|raised|lowered|new default|now defaults?|renamed|removed)\b", re.I)
+def _cause_hops(k: Knowledge, cause: Cause, claim: CausalChainClaim) -> list[Hop]:
+    root = cause.entity
+    hops: list[Hop] = []
+    if cause.change is not None:
+        ch = cause.change.change
+        ids = tuple(dict.fromkeys([*cause.change.evidence.split("+"), *cause.element_evidence]))
+        if cause.element:
+            named = "; named in its anomaly" if cause.element_evidence else ""
+            hops.append(Hop(source=root, target=cause.element, relation=f"changed by {ch.id}",
+                            evidence_ids=ids, status="applicable", note=f"{cause.summary}{named}"))
+        else:
+            hops.append(Hop(source=root, target=ch.id, relation=ch.type, evidence_ids=ids, status="applicable",
+                            note=cause.summary))
+        if cause.refined and cause.element:
+            statuses = [applicability(k, e, requires_owner=claim.requires_owner_verification) for e in cause.refined_evidence]
+            hops.append(Hop(source=cause.element, target=cause.refined, relation="stated change",
+                            evidence_ids=cause.refined_evidence, status="applicable" if statuses else "unknown",
+                            note="; ".join(n for _s, n in statuses)))
+    elif cause.kind == "capacity":
+        hops.append(Hop(source=root, target="traffic", relation="load", evidence_ids=cause.evidence,
+                        status="applicable", note=cause.summary))
+    return hops
 
 
-def change_statement(text: str, key: str, version: str) -> str | None:
-    """The first sentence that names `key` together with the deployed version or a change verb."""
-    for sent in _SENTENCE_END.split(text):
-        if re.search(rf"(?<![A-Za-z0-9_-]){re.escape(key)}(?![A-Za-z0-9_-])", sent) and (
-                version in sent and CHANGE_WORDS.search(sent)):
-            return " ".join(sent.split())
-    return None
+def _competitors(claim: CausalChainClaim, k: Knowledge) -> dict[str, ClaimDecision]:
+    return {h: hypothesis_status(k.case.hypothesis(h), k, claim.id) for h in claim.competitors}
 
 
-def _version_specific(k: Knowledge, claim: CausalChainClaim, comp: str, end: str,
-                      edge: tuple[str, list[str], str]) -> tuple[str, list[str], str]:
-    """A changed component explains the symptom through what its *new* version changed: the
-    last hop must be read in documentation written for the deployed version, in a sentence
-    that states the change of the end entity (names it with the version and a change verb)."""
-    version = k.deployed.get(comp)
-    ids = [e for e in k.graph[comp][end]["evidence"]
-           if k.evidence[e].meta.get("service") == comp and version is not None
-           and any(fnmatch(version, p) for p in k.evidence[e].meta.get("applies_to_versions") or ())
-           and k.applicability(k.evidence[e], claim)[0] == "applicable"]
-    stated = [(e, st) for e in ids if (st := change_statement(k.evidence[e].span.quote, end, version.rsplit(".", 1)[0]))]
-    if stated:
-        return "applicable", [e for e, _ in stated], f"{comp} {version} documentation: \"{stated[0][1]}\""
-    if ids:
-        return "unknown", ids, f"no sentence read that states what {comp} {version} changed about {end}"
-    status, ids_, _note = edge
-    if status == "applicable":
-        return "inapplicable", ids_, f"{comp} → {end} is not read in documentation of the deployed {comp} {version or '?'}"
-    return edge
-
-
-def path_change_ids(k: Knowledge, services: set[str]) -> set[str]:
-    return {eid for _rec, eid in k.subject_changes(services)}
-
-
-def decide_causal(claim: CausalChainClaim, k: Knowledge, searches: Searches) -> ClaimDecision:
-    rule = (f"causal_chain: bridge path {k.case.subject.service} → … → {'/'.join(claim.end_kinds)}"
-            f"{' through an in-window change' if claim.through_change else ''}, every hop from an applicable source, "
-            f"competitors refuted")
-    start = k.case.subject.service
-    changed_map = k.changed_by({start} | {n for n in k.graph.nodes if k.kinds.get(n) == "service"})
-    changed = set(changed_map)
-    g = k.graph
-    ends = [n for n in g.nodes if k.kinds.get(n) in claim.end_kinds and n != start]
-    candidates: list[tuple[int, int, int, list[str], list[tuple[str, list[str], str]]]] = []
-    if start in g:
-        for end in sorted(ends):
-            for path in nx.all_simple_paths(g, start, end, cutoff=claim.max_hops):
-                # the change explains the symptom only if the end is the changed thing or hangs off it
-                if claim.through_change and not (path[-1] in changed or path[-2] in changed):
-                    continue
-                edges = [_edge_status(k, claim, a, b, i == 0, i == len(path) - 2)
-                         for i, (a, b) in enumerate(zip(path, path[1:]))]
-                if claim.through_change and path[-1] not in changed:
-                    edges[-1] = _version_specific(k, claim, path[-2], path[-1], edges[-1])
-                worst = max({"applicable": 0, "unknown": 1, "inapplicable": 2, "untrusted": 3}[s] for s, _i, _n in edges)
-                # how much read evidence names the explanation at all: the best-corroborated end wins
-                support = len({e for n in g.neighbors(path[-1]) for e in g[n][path[-1]]["evidence"]})
-                # only changes of the subject or of a service on the path explain this path
-                on_path = {start} | {n for n in path if k.kinds.get(n) == "service"}
-                if claim.through_change and not any(set(changed_map.get(n, ())) & path_change_ids(k, on_path)
-                                                    for n in path[-2:]):
-                    continue
-                candidates.append((worst, -support, len(path), path, edges))
-    competitors = {h: hypothesis_status(k.case.hypothesis(h), k, claim.id, searches) for h in claim.competitors}
+def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:
+    subject = k.case.subject.service
+    rule = ("causal_chain: an anomalous path from the subject along stated relations (each next entity anomalous "
+            "no later than the previous), ending at the deepest anomalous entity nothing below explains, and the "
+            "change, consumer or load that explains it; competitors refuted")
+    t = t or trace(k, subject, claim.max_hops)
+    competitors = _competitors(claim, k)
     open_comp = [h for h, d in competitors.items() if d.verdict == "insufficient"]
     held = [h for h, d in competitors.items() if d.verdict == "confirmed"]
-    refuting = tuple(e for d in competitors.values() if d.verdict == "refuted" for e in d.opposing
-                     if k.evidence[e].kind != "initial")
+    refuting = tuple(e for d in competitors.values() if d.verdict == "refuted" for e in d.opposing)
     proposed = tuple(sorted({e for d in competitors.values() for e in d.proposed_by}))
-    if not candidates:
-        reached = sorted(nx.node_connected_component(g, start) - {start}) if start in g else []
-        frontier = ", ".join(reached[:6]) or start
-        need = f"a hop from {frontier} to a {'/'.join(claim.end_kinds)}"
-        if claim.through_change:
-            need += " through an entity changed in the window" + (f" ({', '.join(sorted(changed))})" if changed else
-                                                                   " (no in-window change read yet)")
-        return ClaimDecision(claim_id=claim.id, state="insufficient", verdict="insufficient", rule=rule,
-                             missing=(need,), proposed_by=proposed)
-    worst, _support, _n, path, edges = min(candidates, key=lambda c: (c[0], c[1], c[2], c[3]))
-    on_path = {start} | {n for n in path if k.kinds.get(n) == "service"}
-    change_ids = tuple(sorted(path_change_ids(k, on_path)))
-    hops = tuple(Hop(source=a, target=b, evidence_ids=tuple(ids), status=s, note=note)
-                 for (a, b), (s, ids, note) in zip(zip(path, path[1:]), edges))
-    supporting = tuple(dict.fromkeys([e for h in hops for e in h.evidence_ids] + list(change_ids) + list(refuting)))
-    missing = tuple(f"{h.source} → {h.target}: {h.note}" for h in hops if not h.applicable)
-    missing += tuple(f"check competing hypothesis {h} ({k.case.hypothesis(h).predicts.metric})" for h in open_comp)
+    alternatives = [Alternative(what=f"hypothesis {h}", status="refuted" if d.verdict == "refuted" else
+                                ("holds" if d.verdict == "confirmed" else "unchecked"),
+                                why=d.rule, evidence_ids=d.opposing or d.supporting) for h, d in competitors.items()]
+    start: EntityState = t.nodes[subject].state
+    base = dict(claim_id=claim.id, rule=rule, proposed_by=proposed)
+    if not start.anomalous:
+        need = "the subject's anomaly (its symptom signal read back and anomalous)"
+        if start.status == "normal":
+            need = f"{subject} shows no anomaly in its telemetry: nothing to trace"
+        return ClaimDecision(state="insufficient", verdict="insufficient", missing=(need,),
+                             alternatives=tuple(alternatives), blocked_by=tuple(t.blocked), **base)
+    cres: CauseResult = cause_at(k, t)
+    hops = _path_hops(k, t, claim)
+    cause = cres.cause
+    if cause is not None:
+        hops += _cause_hops(k, cause, claim)
+    root = t.root or subject
+    # checks that could still change the answer
+    missing = [f"{act} of {ent}: {why}" for act, ent, why in t.pending]
+    if t.root is not None:
+        if not k.searches.done("changes", root):
+            missing.append(f"changes of {root} before its onset")
+        if k.kind(root) in ("service", "workload", "database", "cache", "queue") and not k.searches.looked("placement", root):
+            missing.append(f"placement of {root} (a node it shares)")
+    missing += cres.missing
+    if cause is not None and cause.change is not None and cause.element and not cause.refined:
+        dep = next((x for x in cause.change.change.dependency_changes if x.name == cause.element), None)
+        if dep is not None and not k.searches.done("documents", dep.name):
+            missing.append(f"what {dep.name} {dep.to} changed (its documentation for that version)")
+    missing += [f"hop {h.source} → {h.target}: {h.note}" for h in hops if not h.applicable]
+    missing += [f"check competing hypothesis {h} ({k.case.hypothesis(h).predicts.metric})" for h in open_comp]
+    if t.ambiguous:
+        missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
+    blocked = list(dict.fromkeys([*t.blocked, *(d for e in t.path() for d in k.searches.denied("changes", e)),
+                                  *k.searches.denied("placement", root)]))
+    alternatives += [Alternative(what=w, status=s, why=y, evidence_ids=ev) for w, s, y, ev in cres.rejected]  # type: ignore[arg-type]
+    alternatives += _other_changes(k, t, cause)
+    alternatives += [Alternative(what=d, status="refuted" if "not readable" not in why else "unchecked", why=why,
+                                 evidence_ids=entity_state(k, d).evidence) for d, why in t.checked.items()]
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
-    base = dict(claim_id=claim.id, rule=rule, path=hops, supporting=supporting, proposed_by=proposed,
-                opposing=tuple(e for h in held for e in competitors[h].supporting))
-    if worst == 0 and not open_comp and not held:
-        return ClaimDecision(state="supported", verdict="confirmed", **base)
+    root_cause = None
+    if cause is not None:
+        root_cause = RootCause(entity=cause.entity, kind=cause.kind,  # type: ignore[arg-type]
+                               change=cause.change.change.id if cause.change else None, element=cause.element,
+                               refined=cause.refined, path=tuple(t.path()), onset=t.nodes[root].state.onset,
+                               summary=cause.summary)
+    supporting = tuple(dict.fromkeys([e for h in hops for e in h.evidence_ids] + list(cause.evidence if cause else ())
+                                     + list(refuting)))
+    decision = dict(path=tuple(hops), supporting=supporting, alternatives=tuple(alternatives), root_cause=root_cause,
+                    blocked_by=tuple(blocked), conflicts=conflicts,
+                    opposing=tuple(e for h in held for e in competitors[h].supporting))
+    if blocked:
+        why = f"sources the path needs are not readable: {', '.join(blocked)}"
+        return ClaimDecision(state="insufficient", verdict="insufficient", missing=(why, *missing),
+                             **{**decision, "root_cause": None}, **base)
+    if cause is None:
+        return ClaimDecision(state="insufficient", verdict="insufficient",
+                             missing=tuple(missing) or (f"what explains {root}'s anomaly",), **{**decision, "root_cause": None},
+                             **base)
     if held:
-        return ClaimDecision(state="conflicted", verdict="inferred", conflicts=conflicts, missing=missing, **base)
-    return ClaimDecision(state="candidate", verdict="inferred", missing=missing, **base)
+        return ClaimDecision(state="conflicted", verdict="inferred", missing=tuple(missing), **decision, **base)
+    if missing or cres.ambiguous:
+        return ClaimDecision(state="candidate", verdict="inferred", missing=tuple(missing), **decision, **base)
+    return ClaimDecision(state="supported", verdict="confirmed", **decision, **base)
 
 
-def decide(claim: Claim, k: Knowledge, searches: Searches) -> ClaimDecision:
-    if isinstance(claim, MetricShiftClaim):
-        return decide_metric_shift(claim, k, searches)
+def _other_changes(k: Knowledge, t: Trace, cause: Cause | None) -> list[Alternative]:
+    """In-window changes that are not the cause: on the path above the root, or off the path."""
+    w = k.case.window
+    out = []
+    chosen = cause.change.change.id if cause and cause.change else None
+    path = t.path()
+    for ch, eid in k.changes:
+        if ch.id == chosen or ch.type == "rollback" or ch.effective is None:
+            continue
+        if not (w.change_from <= ch.effective <= w.end):
+            continue
+        ent = ch.target if ch.target in t.nodes else ch.entity
+        if ent == t.root:
+            continue  # judged at the root (cause_at)
+        if ent in t.nodes and t.root is not None and ent in path:
+            below = path[path.index(ent) + 1] if path.index(ent) + 1 < len(path) else t.root
+            out.append(Alternative(what=ch.id, status="refuted", why=f"{ent}'s anomaly is explained by {below} "
+                                   f"(anomalous since {t.nodes[below].state.onset:%H:%M:%S}); the cause is below it",
+                                   evidence_ids=(eid, *t.nodes[below].state.evidence)))
+        else:
+            st = entity_state(k, ent)
+            status = "refuted" if st.status == "normal" else "off_path"
+            why = (f"{ent} shows no anomaly in the window" if st.status == "normal" else
+                   f"{ent} is not on the anomalous path from {k.case.subject.service}")
+            out.append(Alternative(what=ch.id, status=status, why=why, evidence_ids=(eid, *st.evidence)))
+    return out
+
+
+def decide(claim: Claim, k: Knowledge, t: Trace) -> ClaimDecision:
+    if isinstance(claim, SymptomClaim):
+        return decide_symptom(claim, k)
     if isinstance(claim, ChangeInWindowClaim):
-        return decide_change(claim, k, searches)
+        return decide_change(claim, k, t.path() if t.root else [])
     if isinstance(claim, CounterEvidenceClaim):
-        return decide_counter_evidence(claim, k, searches)
-    return decide_causal(claim, k, searches)
+        return decide_counter_evidence(claim, k)
+    return decide_causal(claim, k, t)
 
 
-def decide_all(case: Case, k: Knowledge, searches: Searches) -> dict[str, ClaimDecision]:
-    return {c.id: decide(c, k, searches) for c in case.required_claims}
+def causal_trace(case: Case, k: Knowledge) -> Trace:
+    claim = next((c for c in case.required_claims if isinstance(c, CausalChainClaim)), None)
+    return trace(k, case.subject.service, claim.max_hops if claim else 6)
+
+
+def decide_all(case: Case, k: Knowledge) -> dict[str, ClaimDecision]:
+    t = causal_trace(case, k)
+    return {c.id: decide(c, k, t) for c in case.required_claims}
+
+
+_ = (is_bad, SIGNAL_ORDER)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from graphs.planner import DeterministicPlanner, Planner
 from state.case import Case
+from state.profile import Profile
 from state.store import Store
 from tools.access import AccessPolicy
 from tools.entities import EntityExtractor
@@ -47,7 +48,9 @@ class Deps:
     observations: Observations
     reader: Reader
     policy: AccessPolicy
-    extractor: EntityExtractor
+    profile: Profile
+    registry: Callable[[], EntityExtractor]
+    """The entity registry of the sources the principal may read now (rebuilt when access changes)."""
     chunk_text: Callable[[str], str | None]
     """Indexed text of a chunk id, to re-anchor a span in a changed source."""
     planner: Planner = field(default_factory=DeterministicPlanner)
@@ -55,3 +58,5 @@ class Deps:
     crash: CrashPoint | None = None
     heartbeat: Callable[[], None] = lambda: None
     """Called after every node: renews the worker's lease on the run (raises when it was lost)."""
+    deleted: Callable[[], frozenset[str]] = lambda: frozenset()
+    """Source ids tombstoned in the case index (never read or shown again)."""

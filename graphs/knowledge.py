@@ -1,167 +1,279 @@
-"""What the evidence read so far establishes: deployed versions, verifications, changes, hops.
+"""What the evidence read so far establishes, indexed for the rules.
 
-Everything here is derived from active (not revoked) evidence only, so a revocation on
-resume removes the facts that depended on it.
+Built from the facts of active (not revoked, not stale) evidence only, so a revocation on
+resume removes everything that depended on it. Facts of another environment than the
+subject's are dropped here: the same name in staging is another entity.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
-from typing import Literal
+from datetime import datetime
 
-import networkx as nx
-import yaml
+from state.case import Case
+from state.evidence import (
+    ChangesAction, DocumentsAction, Evidence, PlacementAction, RelationsAction, TelemetryAction,
+)
+from state.facts import (
+    ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
+    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact,
+)
+from state.profile import Profile
+from state.sources import ConfigChange
+from state.steps import Logged, ReadStep, RetrieveStep
 
-from state.case import _LOADER
-from pydantic import ValidationError
-
-from state.case import Case, CausalChainClaim
-from state.evidence import BridgeOccurrence, Evidence
-from state.sources import PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, OwnershipRecord
-
-Applicability = Literal["applicable", "unknown", "inapplicable", "untrusted"]
-
-FIRST_HOP_KINDS = frozenset({"log", "runbook", "postmortem", "doc", "note"})
-"""A chain starts at the symptom: its first hop is read in the subject's own observations
-(logs) or in a document that explains its behaviour, never only in a config or catalog."""
-NO_HOP_KINDS = frozenset({"change", "metric"})
-"""A change record says what changed, not how things relate: it marks changed entities."""
+Ref = tuple  # (fact, evidence id)
 
 
-def _record(ev: Evidence, model: type) -> object | None:
-    if ev.span is None:
-        return None
-    try:
-        return model.model_validate(yaml.load(ev.span.quote, Loader=_LOADER))
-    except (yaml.YAMLError, ValidationError, TypeError):
-        return None
+@dataclass(frozen=True)
+class Lookup:
+    """One structured lookup the run made: what it asked about and what came back."""
+
+    action: str
+    entities: tuple[str, ...]
+    hits: int
+    denied: tuple[str, ...]
+    failed: tuple[str, ...]
+    searched: tuple[str, ...]
+    more: bool
+    round: int
+    claim_id: str
+    metric: str | None = None
+    direction: str = ""
+    watermark: str = ""
+    fingerprint: str = ""
 
 
-def node_key(name: str, environment: str, subject_env: str) -> str:
-    """Same string in another environment is another entity; `*` sources join any environment."""
-    return name if environment in (subject_env, "*") else f"{environment}:{name}"
+class Searches:
+    """What the run has looked up so far (from its steps): for 'searched, found nothing' and denials."""
+
+    def __init__(self, steps: list[Logged]) -> None:
+        reads = {s.step.round: s.step for s in steps if isinstance(s.step, ReadStep)}
+        self.lookups: list[Lookup] = []
+        self.fingerprints: dict[str, bool] = {}
+        """fingerprint -> whether its last run left hits unread (more to do)."""
+        for s in steps:
+            st = s.step
+            if not isinstance(st, RetrieveStep):
+                continue
+            a = st.gap.act
+            read = reads.get(st.round)
+            entities: tuple[str, ...] = ()
+            if isinstance(a, (TelemetryAction, RelationsAction)):
+                entities = a.entities
+            elif isinstance(a, PlacementAction):
+                entities = (a.entity,)
+            elif isinstance(a, ChangesAction):
+                entities = a.entities
+            elif isinstance(a, DocumentsAction):
+                entities = a.seeds
+            read_ids = {r.chunk_id for r in (read.reads if read else ())}
+            more = any(h.chunk_id not in read_ids for h in st.hits)
+            self.fingerprints[st.fingerprint] = more
+            self.lookups.append(Lookup(
+                action=a.action, entities=entities, hits=len(st.hits),
+                denied=tuple(dict.fromkeys([*st.denied, *(read.denied if read else ())])),
+                failed=tuple(read.failed if read else ()), searched=st.searched, more=more, round=st.round,
+                claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
+                direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint))
+
+    def done_fingerprints(self, watermark: str) -> set[str]:
+        """Gaps run to the end (nothing left unread). One that met a denial under an older access
+        watermark is not done: after a grant it may return more."""
+        done = {fp for fp, more in self.fingerprints.items() if not more}
+        return done - {lk.fingerprint for lk in self.lookups if lk.denied and lk.watermark != watermark}
+
+    def looked(self, action: str, entity: str, *, metric: str | None = None, direction: str = "") -> list[Lookup]:
+        return [lk for lk in self.lookups if lk.action == action and entity in lk.entities
+                and (metric is None or lk.metric in (None, metric)) and (not direction or lk.direction == direction)]
+
+    def done(self, action: str, entity: str, **kw: str | None) -> bool:
+        """The lookup ran and nothing it returned is left unread."""
+        got = self.looked(action, entity, **kw)  # type: ignore[arg-type]
+        return bool(got) and not got[-1].more
+
+    def denied(self, action: str, entity: str, **kw: str | None) -> list[str]:
+        return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied))  # type: ignore[arg-type]
+
+    def failed(self, action: str, entity: str, **kw: str | None) -> list[str]:
+        return list(dict.fromkeys(f for lk in self.looked(action, entity, **kw) for f in lk.failed))  # type: ignore[arg-type]
+
+    def for_claim(self, claim_id: str, action: str) -> list[Lookup]:
+        return [lk for lk in self.lookups if lk.claim_id == claim_id and lk.action == action]
 
 
 @dataclass
 class Knowledge:
     case: Case
+    profile: Profile
     evidence: dict[str, Evidence]
-    deployed: dict[str, str] = field(default_factory=dict)
-    """service or component -> deployed version in the subject's environment."""
-    deployed_from: dict[str, str] = field(default_factory=dict)
-    """service or component -> evidence id that says so."""
-    mappings: dict[str, tuple[DeploymentMapping, str]] = field(default_factory=dict)
-    verifications: list[tuple[str, str, tuple[str, ...], str]] = field(default_factory=list)
-    """(doc_id, version, for_versions, evidence id)."""
-    changes: list[tuple[ChangeRecord, str]] = field(default_factory=list)
-    """In-window change records of the subject (or its dependencies), with evidence ids."""
-    graph: nx.Graph = field(default_factory=nx.Graph)
+    searches: Searches
+    env: str = ""
+    deps: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    consumers: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    signals: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    mentions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    changes: list[Ref] = field(default_factory=list)
+    placements: list[Ref] = field(default_factory=list)
+    deployed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    doc_mappings: list[Ref] = field(default_factory=list)
+    verifications: list[Ref] = field(default_factory=list)
+    documents: dict[str, DocumentFact] = field(default_factory=dict)
+    statements: list[Ref] = field(default_factory=list)
+    injections: list[Ref] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)
-    dependencies: tuple[str, ...] | None = None
-    """The subject's `depends_on` from a read service catalog (None until one is read)."""
+    undated: list[Ref] = field(default_factory=list)
+    """Changes read that have no time (a rollout revision no event dates): they can never be a cause."""
 
     @classmethod
-    def build(cls, case: Case, evidence: list[Evidence], hops: list[tuple[str, str, str]],
-              bridges: list[BridgeOccurrence]) -> "Knowledge":
+    def build(cls, case: Case, profile: Profile, evidence: list[Evidence], steps: list[Logged],
+              kinds: dict[str, str] | None = None) -> "Knowledge":
         active = {e.id: e for e in evidence if e.status == "active"}
-        k = cls(case=case, evidence=active)
-        env = case.subject.environment
-        w = case.window
+        k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps), env=case.subject.environment,
+                kinds=dict(kinds or {}))
+        snapshots: list[Ref] = []
+        rollouts: list[Ref] = []
+        seen_rel: set[tuple[str, str, str, str]] = set()
         for ev in sorted(active.values(), key=lambda e: (e.round, e.id)):
-            if ev.scope.environment not in (env, "*"):
+            if ev.scope.environment not in (k.env, "*"):
                 continue
-            if ev.source_kind == "change":
-                rec = _record(ev, ChangeRecord)
-                if isinstance(rec, ChangeRecord) and rec.environment == env:
-                    in_window = any(t is not None and w.change_from <= t <= w.end
-                                    for t in (rec.started_at, rec.completed_at))
-                    done = rec.completed_at or rec.started_at
-                    if in_window:
-                        k.changes.append((rec, ev.id))
-                    if done <= w.end:
-                        if rec.version_to:
-                            k.deployed.setdefault(rec.service, rec.version_to)
-                            k.deployed_from.setdefault(rec.service, ev.id)
-                        for dep in rec.dependency_changes:
-                            k.deployed[dep.name] = dep.to
-                            k.deployed_from[dep.name] = ev.id
-            elif ev.source_kind == "mapping":
-                rec = _record(ev, DeploymentMapping)
-                if isinstance(rec, DeploymentMapping):
-                    k.mappings[rec.service] = (rec, ev.id)
-                    k.deployed[rec.service] = rec.deployed_version
-                    k.deployed_from[rec.service] = ev.id
-            elif ev.source_kind == "catalog":
-                rec = _record(ev, Catalog)
-                if isinstance(rec, Catalog):
-                    deps = [d for svc in rec.services if svc.name == case.subject.service
-                            and svc.environment in (env, "*") for d in svc.depends_on]
-                    k.dependencies = tuple(dict.fromkeys((*(k.dependencies or ()), *deps)))
-            elif ev.source_kind == "ownership":
-                rec = _record(ev, OwnershipRecord)
-                if isinstance(rec, OwnershipRecord):
-                    k.verifications += [(v.doc_id, v.version, v.for_versions, ev.id) for v in rec.verifications]
-        for occ in bridges:
-            if occ.evidence_id in active:
-                k.kinds[node_key(occ.entity, occ.scope.environment, env)] = occ.kind
-        for a, b, eid in hops:
-            if eid in active and active[eid].source_kind not in NO_HOP_KINDS:
-                if k.graph.has_edge(a, b):
-                    k.graph[a][b]["evidence"].append(eid)
-                else:
-                    k.graph.add_edge(a, b, evidence=[eid])
+            for f in ev.facts:
+                if isinstance(f, RelationFact):
+                    if f.environment not in (k.env, "*") or (f.source, f.target, f.via, ev.id) in seen_rel:
+                        continue
+                    seen_rel.add((f.source, f.target, f.via, ev.id))
+                    k.deps[f.source].append((f, ev.id))
+                    k.consumers[f.target].append((f, ev.id))
+                elif isinstance(f, SignalFact):
+                    k.signals[f.entity].append((f, ev.id))
+                elif isinstance(f, MentionFact):
+                    k.mentions[f.entity].append((f, ev.id))
+                elif isinstance(f, ChangeFact):
+                    if f.environment == k.env and not any(c.id == f.id for c, _e in k.changes):
+                        k.changes.append((f, ev.id))
+                elif isinstance(f, SnapshotFact):
+                    if f.environment in (k.env, "*"):
+                        snapshots.append((f, ev.id))
+                elif isinstance(f, RolloutDateFact):
+                    rollouts.append((f, ev.id))
+                elif isinstance(f, PlacementFact):
+                    k.placements.append((f, ev.id))
+                elif isinstance(f, DeployedFact):
+                    k.deployed[f.entity] = (f.version, ev.id)
+                elif isinstance(f, DocMappingFact):
+                    k.doc_mappings.append((f, ev.id))
+                elif isinstance(f, VerificationFact):
+                    k.verifications.append((f, ev.id))
+                elif isinstance(f, DocumentFact):
+                    k.documents[ev.id] = f
+                elif isinstance(f, StatementFact):
+                    k.statements.append((f, ev.id))
+                elif isinstance(f, InjectionFact):
+                    k.injections.append((f, ev.id))
+                elif isinstance(f, EntityFact):
+                    k.kinds[f.name] = f.entity_kind
+        k._date_rollouts(rollouts)
+        k._diff_snapshots(snapshots)
+        k._deployed_from_changes()
         return k
 
-    def subject_changes(self, services: set[str] | None = None) -> list[tuple[ChangeRecord, str]]:
-        services = services or {self.case.subject.service}
-        return [(rec, eid) for rec, eid in self.changes if rec.service in services]
+    # --- derived changes ---------------------------------------------------------------------
+    def _date_rollouts(self, rollouts: list[Ref]) -> None:
+        dated: list[Ref] = []
+        for ch, eid in self.changes:
+            if ch.effective is None and ch.template_hash:
+                hit = next(((r, reid) for r, reid in rollouts
+                            if r.template_hash == ch.template_hash and r.workload == ch.entity), None)
+                if hit is not None:
+                    r, reid = hit
+                    ch = ch.model_copy(update={"started_at": r.ts, "completed_at": r.ts,
+                                               "dated_by": f"ScalingReplicaSet {r.workload}-{r.template_hash} ({reid})"})
+                    dated.append((ch, f"{eid}+{reid}"))
+                    continue
+            if ch.effective is None:
+                self.undated.append((ch, eid))
+                continue
+            dated.append((ch, eid))
+        self.changes = dated
 
-    def changed_by(self, services: set[str] | None = None) -> dict[str, list[str]]:
-        """Entity -> ids of the in-window change records (of `services`) that changed it."""
-        out: dict[str, list[str]] = {}
-        for rec, eid in self.subject_changes(services):
-            names = {d.name for d in rec.dependency_changes}
-            names |= {c.key.rsplit(".", 1)[-1] for c in rec.config_changes}
-            names |= {c.key.split(".", 1)[0] for c in rec.config_changes if "." in c.key}
-            if rec.service != self.case.subject.service:
-                names.add(rec.service)  # a dependency service that was changed is itself a changed entity
-            for name in names:
-                out.setdefault(name, []).append(eid)
+    def _diff_snapshots(self, snapshots: list[Ref]) -> None:
+        by: dict[str, list[Ref]] = defaultdict(list)
+        for snap, eid in snapshots:
+            if not any(s.source_id == snap.source_id for s, _e in by[snap.entity]):
+                by[snap.entity].append((snap, eid))
+        for entity, snaps in sorted(by.items()):
+            if len(snaps) < 2:
+                continue
+            ordered = self._order_snapshots(entity, snaps)
+            if ordered is None:
+                continue
+            for (a, ea), (b, eb) in zip(ordered, ordered[1:]):
+                diff = tuple(ConfigChange(key=key, from_=a.settings.get(key), to=b.settings.get(key))
+                             for key in sorted(set(a.settings) | set(b.settings))
+                             if a.settings.get(key) != b.settings.get(key))
+                if not diff:
+                    continue
+                when, dated_by, extra = b.captured_at, "captured_at of the later snapshot", ""
+                dep = next(((c, ce) for c, ce in self.changes if c.entity == entity and b.version
+                            and b.version in (c.version_to, c.revision)), None)
+                if dep is not None:
+                    when, dated_by, extra = dep[0].effective, f"{dep[0].id} (version {b.version})", "+" + dep[1]
+                change = ChangeFact(id=f"{entity}@config:{a.source_id}..{b.source_id}", type="config_push",
+                                    entity=entity, environment=self.env, started_at=when, completed_at=when,
+                                    version_from=a.version, version_to=b.version, config_changes=diff,
+                                    summary=f"computed diff of {a.source_id} and {b.source_id}", dated_by=dated_by,
+                                    at=b.at)
+                ref = (change, f"{ea}+{eb}{extra}")
+                (self.changes if when is not None else self.undated).append(ref)
+
+    def _order_snapshots(self, entity: str, snaps: list[Ref]) -> list[Ref] | None:
+        if all(s.captured_at is not None for s, _e in snaps):
+            return sorted(snaps, key=lambda r: r[0].captured_at)
+        # order by the deployments that installed each version
+        when: dict[str, datetime] = {}
+        for c, _e in self.changes:
+            if c.entity == entity and c.effective is not None:
+                for v in (c.version_to, c.revision):
+                    if v:
+                        when[v] = c.effective
+        def key(r: Ref) -> datetime | None:
+            s = r[0]
+            return s.captured_at or (when.get(s.version) if s.version else None)
+        if all(key(r) is not None for r in snaps):
+            return sorted(snaps, key=lambda r: key(r))  # type: ignore[arg-type,return-value]
+        versioned = [r for r in snaps if key(r) is not None]
+        unversioned = [r for r in snaps if key(r) is None]
+        if len(unversioned) == 1 and versioned:  # the one snapshot no deployment installed is the one before
+            return [*unversioned, *sorted(versioned, key=lambda r: key(r))]  # type: ignore[arg-type,return-value]
+        return None
+
+    def _deployed_from_changes(self) -> None:
+        end = self.case.window.end
+        for ch, eid in sorted(self.changes, key=lambda r: r[0].effective or end):
+            if ch.effective is None or ch.effective > end:
+                continue
+            if ch.type in ("deployment", "rollback") and ch.version_to:
+                self.deployed.setdefault(ch.entity, (ch.version_to, eid))
+            for dc in ch.dependency_changes:
+                self.deployed[dc.name] = (dc.to, eid)
+
+    # --- views ---------------------------------------------------------------------------------
+    def dependencies(self, entity: str) -> dict[str, list[Ref]]:
+        """What `entity` depends on (stated relations), with the refs that state each."""
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.deps.get(entity, []):
+            out.setdefault(rel.target, []).append((rel, eid))
         return out
 
-    def applicability(self, ev: Evidence, claim: CausalChainClaim) -> tuple[Applicability, str]:
-        """Whether a source applies to what is deployed now, and why (or what is missing)."""
-        if ev.trust == "untrusted":
-            return "untrusted", f"{ev.source_id} is untrusted: its text never counts as a hop"
-        if ev.trust == "unverified":
-            return "unknown", f"{ev.source_id} is unverified"
-        if ev.source_kind not in PROSE_KINDS:
-            return "applicable", "observation of the subject's environment"
-        meta = ev.meta
-        doc, version, status = meta.get("doc_id", ev.source_id), ev.version, meta.get("status", "current")
-        if status != "current":
-            return "inapplicable", f"{doc} {version} is {status}"
-        service = meta.get("service", "*")
-        applies = tuple(meta.get("applies_to_versions") or ())
-        deployed = self.deployed.get(service)
-        mapping = self.mappings.get(service)
-        if mapping is not None:
-            listed = [d for d in mapping[0].documents if d.doc_id == doc]
-            if listed:
-                mine = [d for d in listed if d.version == version]
-                if not mine or not any(fnmatch(mapping[0].deployed_version, p) for d in mine for p in d.applies_to):
-                    return "inapplicable", (f"deployment mapping ({mapping[1]}) does not map {doc} {version} "
-                                            f"to deployed {service} {mapping[0].deployed_version}")
-        if applies:
-            if deployed is None:
-                return "unknown", f"deployed version of {service} not read (needed for {doc} {version})"
-            if not any(fnmatch(deployed, p) for p in applies):
-                return "inapplicable", f"{doc} {version} applies to {list(applies)}, deployed {service} is {deployed}"
-        if claim.requires_owner_verification and ev.source_kind == "runbook":
-            target = deployed or ""
-            ok = [v for v in self.verifications
-                  if v[0] == doc and v[1] == version and (not v[2] or any(fnmatch(target, p) for p in v[2]))]
-            if not ok:
-                return "unknown", f"owner verification of {doc} {version} for deployed {service} {target or '?'} not read"
-        return "applicable", f"{doc} {version} applies to deployed {service} {deployed or ''}".strip()
+    def consumers_of(self, entity: str) -> dict[str, list[Ref]]:
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.consumers.get(entity, []):
+            out.setdefault(rel.source, []).append((rel, eid))
+        return out
+
+    def kind(self, entity: str) -> str:
+        return self.kinds.get(entity, "service")
+
+    def changes_of(self, entity: str) -> list[Ref]:
+        return [(c, e) for c, e in self.changes if entity in (c.entity, c.target)]

@@ -1,157 +1,147 @@
 """The deterministic planner: open claims become concrete gaps; the first useful one is acted on.
 
-A gap names the claim it can change and why. Gaps already executed (same fingerprint) are
-not repeated. Text inside sources never reaches the planner except as entity names that
-were read in a span, so an instruction in a document cannot change the plan.
+Gaps follow the causal rules' own needs (the `Trace`'s pending lookups): the subject's
+symptom, what it depends on, the telemetry of those dependencies (deeper while the anomaly
+continues), then at the root its changes, placement and consumers, the competing
+hypotheses, and documents for a changed component. A gap already executed with nothing
+left unread (same fingerprint) is not repeated. Text inside sources never reaches the
+planner except as entity names read in a span, so an instruction in a document cannot
+change the plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Protocol
 
-import networkx as nx
-
-from graphs.deciders import Searches, hypothesis_status
 from graphs.knowledge import Knowledge
-from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, MetricShiftClaim
+from graphs.rules import Trace, applicability, cause_at, entity_state
+from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, SymptomClaim
 from state.claims import ClaimDecision
-from state.evidence import Gap
+from state.evidence import (
+    ChangesAction, DocumentsAction, Gap, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
+)
 
-EXPANDABLE_KINDS = ("service", "component")
-DOCUMENT_KINDS = ["runbook", "postmortem", "doc", "note", "config", "catalog", "mapping", "ownership"]
-"""Document search covers knowledge and records; logs, metrics and change records are read
-through their own time-window tools, where similarity cannot pull in an out-of-window event."""
+DOCUMENT_KINDS = ("runbook", "postmortem", "doc", "note", "config", "catalog", "mapping", "ownership")
+"""Document search covers knowledge and records; telemetry and change records are read through
+their own structured lookups, where similarity cannot pull in an out-of-window event."""
 
 
 class Planner(Protocol):
-    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, searches: Searches,
+    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace,
                  done: set[str]) -> Gap | None: ...
 
 
-def _metric_gap(case: Case, claim_id: str, metric: str, why: str) -> Gap:
-    s = case.subject
-    return Gap(claim_id=claim_id, action="metrics", query=f"{metric} {s}",
-               params={"metric": metric, "service": s.service, "environment": s.environment}, reason=why)
-
-
-def _services_for_changes(case: Case, claim: ChangeInWindowClaim, k: Knowledge) -> list[str]:
-    services = [case.subject.service]
-    if claim.include_dependencies:
-        services += [d for d in (k.dependencies or ()) if d not in services]
-    return services
+def change_range(case: Case) -> tuple[datetime, datetime]:
+    """One range for every change lookup: from the earliest onset a lookback can reach to the window end."""
+    w = case.window
+    return w.search_from - w.change_lookback, w.end
 
 
 class DeterministicPlanner:
-    """Claims in case order; for each, its gaps in a fixed order of how much they can change it."""
+    """Claims' needs in a fixed order of how much they can change the answer."""
 
-    def gaps(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, searches: Searches) -> Iterable[Gap]:
-        s, w = case.subject, case.window
-        for claim in case.required_claims:
-            d = decisions.get(claim.id)
-            if d is not None and d.decided:
-                continue
-            if isinstance(claim, MetricShiftClaim):
-                yield _metric_gap(case, claim.id, claim.metric, f"read back {claim.metric} to decide {claim.id}")
-            elif isinstance(claim, CounterEvidenceClaim):
+    def gaps(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace) -> Iterable[Gap]:
+        s, env = case.subject.service, case.subject.environment
+        lo, hi = change_range(case)
+        open_claims = [c for c in case.required_claims if not (decisions.get(c.id) and decisions[c.id].decided)]
+        for claim in open_claims:
+            if isinstance(claim, SymptomClaim):
+                signals = {"metric": ("metric",), "logs": ("logs",), "traces": ("traces",)}.get(claim.wants, ())
+                yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env, metric=claim.metric,
+                                                                 signals=signals),
+                          reason=f"read back {claim.metric or 'the symptom'} of {case.subject} to decide {claim.id}")
+        causal = [c for c in open_claims if isinstance(c, CausalChainClaim)]
+        for claim in open_claims:
+            if isinstance(claim, CounterEvidenceClaim):
                 h = case.hypothesis(claim.hypothesis)
-                yield _metric_gap(case, claim.id, h.predicts.metric,
-                                  f"{h.id} predicts {h.predicts.metric} {h.predicts.direction}; reading it decides {claim.id}")
+                ent = h.predicts.entity or s
+                yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(ent,), environment=env, metric=h.predicts.metric),
+                          reason=f"{h.id} predicts {h.predicts.metric} of {ent} {h.predicts.direction}; reading it decides {claim.id}")
             elif isinstance(claim, ChangeInWindowClaim):
-                if claim.include_dependencies and k.dependencies is None:
-                    yield Gap(claim_id=claim.id, action="records", query=f"service catalog entry of {s.service}",
-                              params={"kinds": ["catalog"], "service": s.service, "environment": s.environment},
-                              reason=f"the services {s.service} depends on decide where a change could be")
-                yield Gap(claim_id=claim.id, action="changes", query=f"changes {s} in window",
-                          params={"services": _services_for_changes(case, claim, k), "environment": s.environment,
-                                  "start": w.change_from.isoformat(), "end": w.end.isoformat(),
-                                  "types": list(claim.change_types)},
-                          reason=f"release diff in the window for {s} decides {claim.id}")
-            elif isinstance(claim, CausalChainClaim):
-                yield from self._causal(case, claim, d, k, searches)
+                ents = (s,) + (tuple(e for e in t.path() if e != s) if claim.on_path and t.root else ())
+                yield Gap(claim_id=claim.id, act=ChangesAction(entities=ents, environment=env, start=lo, end=hi),
+                          reason=f"changes of {', '.join(ents)} in the window decide {claim.id}")
+        for claim in causal:
+            yield from self._trace(case, claim, k, t)
+        for claim in causal:
+            yield from self._after_root(case, claim, k, t, decisions.get(claim.id))
 
-    def _causal(self, case: Case, claim: CausalChainClaim, d: ClaimDecision | None, k: Knowledge,
-                searches: Searches) -> Iterable[Gap]:
-        s, w = case.subject, case.window
-        yield Gap(claim_id=claim.id, action="logs", query=f"WARN/ERROR of {s} in window",
-                  params={"service": s.service, "environment": s.environment,
-                          "start": w.start.isoformat(), "end": w.end.isoformat()},
-                  reason=f"errors of {s.service} in the window name the component the first hop goes to")
-        # seeded with the subject and what the in-window changes touched: a graph tool walks between them
-        around = {s.service, *(k.dependencies or ())}
-        changed = sorted(n for n in k.changed_by(around) if k.kinds.get(n) in EXPANDABLE_KINDS)
-        yield Gap(claim_id=claim.id, action="documents", query=f"{s.service} {case.alert.text} {case.question}",
-                  params={"seeds": [s.service, *changed], "kinds": DOCUMENT_KINDS},
-                  reason=f"sources describing how {s.service} behaves under this symptom")
-        yield from self._applicability(case, claim, d, k)
-        # walk the bridge entities reached so far: changed ones first, then check competitors, then the rest
-        frontier: list[str] = []
-        if s.service in k.graph:
-            order = list(nx.bfs_tree(k.graph, s.service))
-            frontier = [n for n in order[1:] if k.kinds.get(n) in EXPANDABLE_KINDS]
-        changed = set(k.changed_by({s.service, *frontier}))
-        for node in [n for n in frontier if n in changed]:
-            yield self._expand(case, claim, node, k)
-            if node in k.deployed:
-                yield Gap(claim_id=claim.id, action="documents", query=f"{node} {k.deployed[node]} changed defaults",
-                          params={"seeds": [node, k.deployed[node]], "kinds": DOCUMENT_KINDS},
-                          reason=f"what {node} {k.deployed[node]} changed (the release deployed it)")
-        for rec, _eid in k.subject_changes({s.service, *frontier}):
-            for cc in rec.config_changes:
-                tail = cc.key.rsplit(".", 1)[-1]
-                yield Gap(claim_id=claim.id, action="documents", query=f"{rec.service} {tail}",
-                          params={"seeds": [rec.service, tail], "kinds": DOCUMENT_KINDS},
-                          reason=f"what {tail}, changed by {rec.id} on {rec.service}, does")
+    def _trace(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace) -> Iterable[Gap]:
+        env = case.subject.environment
+        lo, hi = change_range(case)
+        s = case.subject.service
+        if entity_state(k, s).status == "unknown":
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env),
+                      reason=f"the anomaly of {s} and its onset start the path")
+        rel = [e for a, e, _w in t.pending if a == "relations"]
+        if rel:
+            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
+                      reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed")
+        if any(a == "telemetry" for a, _e, _w in t.pending) and s in t.nodes and t.nodes[s].state.anomalous:
+            # the subject's own lines name where its errors go: follow those first
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env, signals=("logs", "traces")),
+                      reason=f"{s}'s own warning lines and spans name the dependencies its errors come from")
+        tel = [e for a, e, _w in t.pending if a == "telemetry"]
+        if tel:
+            named = {m.name for ms in k.mentions.values() for m, _e in ms}
+            order = {e: i for i, e in enumerate(tel)}
+            tel.sort(key=lambda e: (e not in named, order[e]))
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
+                      reason=f"whether {', '.join(tel)} show an anomaly no later than the entity that depends on them")
+        cons = [e for a, e, _w in t.pending if a == "consumers"]
+        if cons:
+            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(cons), environment=env, direction="consumers"),
+                      reason=f"what else uses {', '.join(cons)}: a noisy neighbour would have loaded it first")
+        root = t.root
+        if root is not None and not t.pending:
+            if not k.searches.done("changes", root):
+                yield Gap(claim_id=claim.id, act=ChangesAction(entities=(root,), environment=env, start=lo, end=hi),
+                          reason=f"a change of {root} (the deepest anomalous entity) shortly before its onset")
+            if k.kind(root) not in ("component", "node", "host", "domain", "external") and not k.searches.looked(
+                    "placement", root):
+                yield Gap(claim_id=claim.id, act=PlacementAction(entity=root, environment=env),
+                          reason=f"where {root} runs, and what else runs there")
+
+    def _after_root(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace,
+                    d: ClaimDecision | None) -> Iterable[Gap]:
+        env = case.subject.environment
+        s = case.subject.service
         for h_id in claim.competitors:
             h = case.hypothesis(h_id)
-            if hypothesis_status(h, k, claim.id, searches).verdict == "insufficient":
-                yield _metric_gap(case, claim.id, h.predicts.metric,
-                                  f"competing hypothesis {h.id} predicts {h.predicts.metric} {h.predicts.direction}")
-        services = [n for n in frontier if k.kinds.get(n) == "service"]
-        if services:
-            yield Gap(claim_id=claim.id, action="changes", query=f"changes of {', '.join(services)} in window",
-                      params={"services": services, "environment": s.environment, "start": w.change_from.isoformat(),
-                              "end": w.end.isoformat(), "types": ["deployment", "config_push", "feature_flag", "rollback"]},
-                      reason="a change of a service the symptom reaches could be what explains it")
-        for node in [n for n in frontier if n not in changed]:
-            yield self._expand(case, claim, node, k)
-
-    @staticmethod
-    def _applicability(case: Case, claim: CausalChainClaim, d: ClaimDecision | None, k: Knowledge) -> Iterable[Gap]:
-        """Gaps that decide whether the documents on the best path so far apply to what is deployed."""
-        s, w = case.subject, case.window
+            ent = h.predicts.entity or s
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(ent,), environment=env, metric=h.predicts.metric),
+                      reason=f"competing hypothesis {h.id} predicts {h.predicts.metric} of {ent} {h.predicts.direction}")
+        if t.root is not None and not t.pending:
+            cause = cause_at(k, t).cause
+            if cause is not None and cause.change is not None and cause.element:
+                ch = cause.change.change
+                dep = next((x for x in ch.dependency_changes if x.name == cause.element), None)
+                if dep is not None:
+                    yield Gap(claim_id=claim.id,
+                              act=DocumentsAction(query=f"{dep.name} {dep.to} changed default behaviour",
+                                                  seeds=(dep.name, dep.to), kinds=("doc", "runbook", "note")),
+                              reason=f"what {dep.name} {dep.to}, deployed by {ch.id}, changed")
+        yield Gap(claim_id=claim.id, act=DocumentsAction(query=f"{s} {case.alert.text} {case.question}", seeds=(s,),
+                                                         kinds=DOCUMENT_KINDS),
+                  reason=f"sources describing how {s} behaves under this symptom (runbooks, hypotheses)")
         for hop in (d.path if d else ()):
-            if hop.status in ("inapplicable", "untrusted"):
-                yield Gap(claim_id=claim.id, action="documents", query=f"{hop.source} {hop.target}",
-                          params={"seeds": [hop.source, hop.target], "kinds": DOCUMENT_KINDS},
-                          reason=f"find a source that applies for {hop.source} → {hop.target} ({hop.note})")
             if hop.status != "unknown":
                 continue
             for eid in hop.evidence_ids:
-                if k.evidence.get(eid) is not None and k.evidence[eid].meta.get("service") == hop.source:
-                    continue  # the hop's own documentation: what it lacks is a statement, not a mapping
-                ev = k.evidence.get(eid)
-                service = (ev.meta.get("service") if ev else None) or s.service
-                if service in ("*", ""):
+                doc = k.documents.get(eid)
+                if doc is None or doc.service in ("*", ""):
                     continue
-                yield Gap(claim_id=claim.id, action="records",
-                          query=f"deployment mapping and owner verification of {service}",
-                          params={"kinds": ["mapping", "ownership"], "service": service, "environment": s.environment},
-                          reason=f"decides whether {ev.source_id if ev else eid} applies ({hop.note})")
-                yield Gap(claim_id=claim.id, action="changes", query=f"deployed version of {service}",
-                          params={"services": [service], "environment": s.environment,
-                                  "start": (w.start - 30 * w.baseline).isoformat(), "end": w.end.isoformat(),
-                                  "types": ["deployment", "rollback"]},
-                          reason=f"the deployed version of {service} decides which document version applies")
+                status, _note = applicability(k, eid, requires_owner=claim.requires_owner_verification)
+                if status == "unknown":
+                    yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("mapping", "ownership", "config"),
+                                                                   entity=doc.service, environment=env),
+                              reason=f"whether {k.evidence[eid].source_id} applies to what is deployed")
 
-    @staticmethod
-    def _expand(case: Case, claim: CausalChainClaim, node: str, k: Knowledge) -> Gap:
-        return Gap(claim_id=claim.id, action="documents", query=node, params={"seeds": [node], "kinds": DOCUMENT_KINDS},
-                   reason=f"next hop from bridge entity {node} toward a {'/'.join(claim.end_kinds)}")
-
-    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, searches: Searches,
+    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace,
                  done: set[str]) -> Gap | None:
-        for gap in self.gaps(case, decisions, k, searches):
+        for gap in self.gaps(case, decisions, k, t):
             if gap.fingerprint not in done:
                 return gap
         return None

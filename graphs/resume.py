@@ -1,41 +1,45 @@
-"""Resume: re-read the authoritative state and the current permissions before going on.
+"""Resume: re-read the authoritative state, the current permissions and tombstones before going on.
 
-Evidence whose source the principal can no longer read is revoked (kept in history, never
-shown); evidence of a source whose text changed is re-anchored (the quote found again) or
-marked stale; the rest is reused without reading it again. Claims are re-decided, so a claim
-that rested on revoked evidence reopens.
+Evidence whose source the principal can no longer read, or that was deleted, is revoked
+(kept in history, never shown); evidence of a source whose text changed is re-anchored
+(the quote found again, every fact's span shifted with it) when its facts are local to the
+quote, or marked stale (a signal computed over a whole series must be read again); the rest
+is reused without reading it again. Claims are re-decided, so a claim that rested on
+revoked evidence reopens.
 """
 
 from __future__ import annotations
 
-from state._base import Frozen
-from state.evidence import Evidence, Span
-from graphs.deciders import Searches, decide_all
+from graphs.deciders import decide_all
 from graphs.deps import Deps
-from graphs.knowledge import Knowledge
+from graphs.nodes import knowledge, settle
+from state.evidence import Evidence, Span
+from state.steps import Recheck, ResumeStep
 from tools.corpus import load_manifest, load_source
 
-
-class Recheck(Frozen):
-    revoked: tuple[str, ...] = ()
-    stale: tuple[str, ...] = ()
-    reanchored: tuple[str, ...] = ()
-    reused: int = 0
-    reopened: tuple[str, ...] = ()
-    watermark: str = ""
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.revoked or self.stale or self.reanchored)
+LOCAL_FACTS = frozenset({"relation", "entity", "statement", "injection", "document", "deployed", "doc_mapping",
+                         "verification", "placement", "change"})
+"""Facts that a quote states by itself: they move with it when a source is edited around it."""
 
 
 def _reanchor(ev: Evidence, text: str, revision: str, version: str) -> Evidence | None:
     assert ev.span is not None
+    if any(f.kind not in LOCAL_FACTS for f in ev.facts):
+        return None
     pos = text.find(ev.span.quote)
     if pos < 0:
         return None
+    delta = pos - ev.span.start
+    facts = []
+    for f in ev.facts:
+        at = getattr(f, "at", None)
+        if at is not None:
+            if not (ev.span.start <= at.start and at.end <= ev.span.end):
+                return None  # a fact stated outside the quote cannot be vouched for
+            f = f.model_copy(update={"at": Span(start=at.start + delta, end=at.end + delta, quote=at.quote)})
+        facts.append(f)
     return ev.model_copy(update={"span": Span(start=pos, end=pos + len(ev.span.quote), quote=ev.span.quote),
-                                 "revision": revision, "version": version,
+                                 "revision": revision, "version": version, "facts": tuple(facts),
                                  "status_note": f"re-anchored from [{ev.span.start}:{ev.span.end}] in revision {ev.revision}"})
 
 
@@ -43,10 +47,16 @@ def recheck(deps: Deps, round_: int) -> Recheck:
     store, run = deps.store, deps.run_id
     access = deps.policy.current()
     entries = {s.id: s for s in load_manifest(deps.case_dir).sources}
-    revoked, stale, reanchored, reused = [], [], [], 0
+    deleted = deps.deleted()
+    revoked, stale, reanchored, tombstoned, reused = [], [], [], [], 0
     before = store.decisions(run)
     for ev in store.evidence(run):
         if ev.kind == "initial":
+            continue
+        if ev.source_id in deleted:
+            store.replace_evidence(run, ev.model_copy(update={"status": "revoked", "status_note": "source deleted (tombstone)"}))
+            tombstoned.append(ev.id)
+            revoked.append(ev.id)
             continue
         if not access.can_read(ev.source_id):
             store.replace_evidence(run, ev.model_copy(update={
@@ -54,9 +64,12 @@ def recheck(deps: Deps, round_: int) -> Recheck:
             revoked.append(ev.id)
             continue
         entry = entries.get(ev.source_id)
-        doc = load_source(deps.case_dir, entry) if entry is not None else None
+        try:
+            doc = load_source(deps.case_dir, entry, deps.reader.ctx) if entry is not None else None
+        except Exception:  # unreadable now: whatever it said cannot be vouched for
+            doc = None
         if doc is None:
-            store.replace_evidence(run, ev.model_copy(update={"status": "stale", "status_note": "source removed"}))
+            store.replace_evidence(run, ev.model_copy(update={"status": "stale", "status_note": "source removed or unreadable"}))
             stale.append(ev.id)
         elif doc.revision == ev.revision:
             reused += 1
@@ -64,19 +77,19 @@ def recheck(deps: Deps, round_: int) -> Recheck:
             moved = _reanchor(ev, doc.text, doc.revision, doc.version)
             if moved is None:
                 store.replace_evidence(run, ev.model_copy(update={
-                    "status": "stale", "status_note": f"quote no longer in {ev.source_id} (revision {doc.revision})"}))
+                    "status": "stale", "status_note": f"{ev.source_id} changed (revision {doc.revision}): read it again"}))
                 stale.append(ev.id)
             else:
                 store.replace_evidence(run, moved)
                 reanchored.append(ev.id)
     reopened: list[str] = []
     if revoked or stale or reanchored:
-        k = Knowledge.build(deps.case, store.evidence(run), store.hops(run), store.bridges(run))
-        for cid, d in decide_all(deps.case, k, Searches(store.steps(run))).items():
+        k, t, _steps = knowledge(deps)
+        for cid, d in settle(deps, k, t, decide_all(deps.case, k)).items():
             if store.add_decision(run, round_, d) and before.get(cid) and before[cid].decided and not d.decided:
                 reopened.append(cid)
     summary = Recheck(revoked=tuple(revoked), stale=tuple(stale), reanchored=tuple(reanchored), reused=reused,
-                      reopened=tuple(reopened), watermark=access.watermark)
-    store.add_step(run, round_, "resume", {"recheck": summary.model_dump()})
+                      reopened=tuple(reopened), tombstoned=tuple(tombstoned), watermark=access.watermark)
+    store.add_step(run, ResumeStep(round=round_, recheck=summary))
     store.update_run(run, watermark=access.watermark)
     return summary

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from graphs.state import CHECKPOINT_TYPES
+from graphs.loop_state import CHECKPOINT_TYPES
 from investigator.config import Settings
 
 

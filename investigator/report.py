@@ -15,8 +15,10 @@ from typing import Any
 
 from state._base import Frozen
 from state.case import Case, CausalChainClaim
-from state.claims import ClaimDecision, Hop, StopReason
-from state.evidence import Evidence, Finding, MetricObservation, Span
+from state.claims import Alternative, ClaimDecision, Hop, RootCause, StopReason
+from state.evidence import Evidence, Finding, Span
+from state.facts import SignalFact
+from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
 
 SCHEMA = "investigator/report@1"
@@ -35,8 +37,11 @@ class EvidenceView(Frozen):
     found: Finding | None = None
     read_at: datetime | None = None
     watermark: str = ""
-    metric: MetricObservation | None = None
+    signals: tuple[SignalFact, ...] = ()
+    """What the span shows of an entity's signal (metric, log lines, spans, events)."""
     text: str = ""
+    facts: tuple[str, ...] = ()
+    """The other facts the span states, in words."""
 
 
 class ClaimView(Frozen):
@@ -51,6 +56,9 @@ class ClaimView(Frozen):
     conflicts: tuple[str, ...]
     missing: tuple[str, ...]
     path: tuple[Hop, ...]
+    root_cause: RootCause | None = None
+    alternatives: tuple[Alternative, ...] = ()
+    blocked_by: tuple[str, ...] = ()
     proposed_by: tuple[str, ...]
     scope: str
     history: tuple[str, ...]
@@ -84,41 +92,54 @@ class Report(Frozen):
         return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)
 
 
-def _label(ev: Evidence) -> str:
-    if ev.trust == "untrusted":
-        return "untrusted"
-    status = ev.meta.get("status", "current")
-    return "" if status == "current" else status
+def _fact_words(ev: Evidence) -> tuple[str, ...]:
+    out = []
+    for f in ev.facts:
+        if f.kind == "relation":
+            out.append(f"{f.source} → {f.target} ({f.via})")
+        elif f.kind == "change":
+            out.append(f"change {f.id} of {f.entity} ({f.type})")
+        elif f.kind == "statement":
+            out.append(f"states a change of {f.key} ({f.phrase})")
+        elif f.kind == "injection":
+            out.append(f"tries to instruct the investigator ('{f.phrase}'): ignored")
+        elif f.kind == "placement":
+            out.append(f"{f.workload} runs on {f.node}")
+        elif f.kind == "mention":
+            out.append(f"{f.entity}'s {f.severity} line names {f.name}")
+    return tuple(dict.fromkeys(out))[:12]
 
 
 def _view(ev: Evidence) -> EvidenceView:
     return EvidenceView(id=ev.id, kind=ev.kind, source_id=ev.source_id, source_kind=ev.source_kind, version=ev.version,
-                        span=ev.span, trust=ev.trust, label=_label(ev), found=ev.found, read_at=ev.read_at,
-                        watermark=ev.watermark, metric=ev.metric, text=ev.text)
+                        span=ev.span, trust=ev.trust, label=ev.label, found=ev.found, read_at=ev.read_at,
+                        watermark=ev.watermark, signals=tuple(ev.signals()), text=ev.text, facts=_fact_words(ev))
 
 
-def _timeline(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _timeline(steps: list[Logged]) -> list[dict[str, Any]]:
     out = []
     for s in steps:
-        item: dict[str, Any] = {"round": s["round"], "node": s["node"], "at": s["at"]}
-        if s["node"] == "plan":
-            gap = s.get("gap")
-            item["summary"] = f"{gap['action']} → {gap['claim_id']}: {gap['reason']}" if gap else s.get("note", "")
-        elif s["node"] == "retrieve":
-            item["summary"] = (f"{s.get('tool')} '{s['gap']['query'][:80]}' → {len(s.get('hits', []))} hits"
-                               + (f", denied {s['denied']}" if s.get("denied") else ""))
-        elif s["node"] == "read":
-            outs = [f"{r['source_id']}:{r['outcome']}" for r in s.get("reads", [])]
+        st = s.step
+        item: dict[str, Any] = {"round": st.round, "node": st.node, "at": s.at.isoformat()}
+        if isinstance(st, PlanStep):
+            g = st.gap
+            item["summary"] = f"{g.action} → {g.claim_id}: {g.reason}" if g else st.note
+        elif isinstance(st, RetrieveStep):
+            item["summary"] = (f"{st.tool} '{st.gap.query[:80]}' → {len(st.hits)} hits"
+                               + (f", denied {list(st.denied)}" if st.denied else ""))
+        elif isinstance(st, ReadStep):
+            outs = [f"{r.source_id}:{r.outcome}" for r in st.reads]
             item["summary"] = ", ".join(outs) or "nothing to read"
-        elif s["node"] == "resume":
-            rc = s.get("recheck", {})
-            item["summary"] = (f"resume: {rc.get('reused', 0)} observations reused, revoked {list(rc.get('revoked', []))}, "
-                               f"re-anchored {list(rc.get('reanchored', []))}, stale {list(rc.get('stale', []))}")
-        elif s["node"] == "update":
-            item["summary"] = ", ".join(f"{c}={v}" for c, v in s.get("decisions", {}).items())
-        else:
-            stop = s.get("stop")
-            item["summary"] = f"stop: {stop['kind']}" if stop else "continue"
+        elif isinstance(st, ResumeStep):
+            rc = st.recheck
+            item["summary"] = (f"resume: {rc.reused} observations reused, revoked {list(rc.revoked)}, "
+                               f"re-anchored {list(rc.reanchored)}, stale {list(rc.stale)}")
+        elif isinstance(st, GrantStep):
+            item["summary"] = f"grant {', '.join(st.groups)} by {st.by or '?'}; unlocks {', '.join(st.unlocks) or 'nothing yet'}"
+        elif isinstance(st, UpdateStep):
+            item["summary"] = ", ".join(f"{c}={v}" for c, v in st.decisions.items())
+        elif isinstance(st, DecideStep):
+            item["summary"] = f"stop: {st.stop.kind}" if st.stop else ("continue" + (f" ({st.resumed_after})" if st.resumed_after else ""))
         out.append(item)
     return out
 
@@ -140,7 +161,10 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         claims.append(ClaimView(
             id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=d.state, rule=d.rule,
             supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=d.missing,
-            path=d.path, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
+            path=tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids)}) for h in d.path),
+            root_cause=d.root_cause if verdict in ("confirmed", "inferred") else None,
+            alternatives=tuple(a.model_copy(update={"evidence_ids": keep(a.evidence_ids)}) for a in d.alternatives),
+            blocked_by=d.blocked_by, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
             history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id)))
     reads = store.reads(run.run_id)
     steps = store.steps(run.run_id)
@@ -154,7 +178,7 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         budgets={"rounds_used": run.rounds_used, "rounds_limit": run.rounds_limit,
                  "reads_used": run.reads_used, "reads_limit": run.reads_limit},
         reads={"total": len(reads), "ok": sum(1 for _r, r in reads if r.outcome == "ok"),
-               "reused": sum(s.get("recheck", {}).get("reused", 0) for s in steps if s["node"] == "resume"),
+               "reused": sum(s.step.recheck.reused for s in steps if isinstance(s.step, ResumeStep)),
                "denied": by("denied"), "failed": by("failed"), "not_found": by("not_found")},
         claims=tuple(claims), evidence=tuple(_view(e) for e in active.values()),
         revoked=tuple({"id": e.id, "source_id": e.source_id, "status": e.status, "reason": e.status_note}
@@ -174,11 +198,21 @@ def _ev_line(ev: EvidenceView) -> str:
         return f"- `{ev.id}` ({ev.trust}, from the case) {ev.text}"
     span = ev.span
     where = f"{ev.source_id}@{ev.version} [{span.start}:{span.end}] #{span.content_hash}" if span else ev.source_id
-    extra = ""
-    if ev.metric is not None:
-        m = ev.metric
-        extra = f" — baseline median {m.baseline_median:g} {m.unit}, window peak {m.window_peak:g} {m.unit}, ratio {m.ratio:g}"
-    return f"- `{ev.id}` {where}{label}{extra}\n  > {_quote(span.quote) if span else ''}"
+    extra = "".join(f" — {signal_words(sig)}" for sig in ev.signals[:2])
+    facts = f"\n  ({'; '.join(ev.facts)})" if ev.facts else ""
+    return f"- `{ev.id}` {where}{label}{extra}\n  > {_quote(span.quote) if span else ''}{facts}"
+
+
+def signal_words(sig: SignalFact) -> str:
+    """One line for a signal: what it is, whether it departed, since when, by how much."""
+    if not sig.decidable:
+        return f"{sig.entity} {sig.name}: cannot decide ({sig.note})"
+    if sig.anomalous:
+        base = f" from {sig.baseline:g}" if sig.baseline is not None else ""
+        lvl = f" to {sig.level:g} {sig.unit}" if sig.level is not None else ""
+        return f"{sig.entity} {sig.name} {sig.direction}{base}{lvl} since {sig.onset:%H:%M:%S}"
+    return f"{sig.entity} {sig.name}: no departure (baseline {sig.baseline if sig.baseline is not None else '?'}, " \
+           f"peak {sig.peak if sig.peak is not None else '?'})"
 
 
 def render_markdown(r: Report) -> str:
@@ -201,6 +235,13 @@ def render_markdown(r: Report) -> str:
             lines.append(f"- note: {c.note}")
         if c.history:
             lines.append(f"- history: {', '.join(c.history)}")
+        if c.root_cause is not None:
+            rc = c.root_cause
+            lines += ["", f"**Root cause**: {rc.entity} — {rc.kind}"
+                      + (f" {rc.change}" if rc.change else "") + (f", changed element {rc.element}" if rc.element else "")
+                      + (f" → {rc.refined}" if rc.refined else ""),
+                      f"- anomalous path: {' → '.join(rc.path)}" + (f" (root onset {rc.onset:%H:%M:%S})" if rc.onset else ""),
+                      f"- {rc.summary}"]
         if c.path:
             lines += ["", "Bridge path:", ""]
             lines += [f"{i}. {h.source} → {h.target} ({'applies' if h.applicable else 'does not apply yet'}: {h.note}) "
@@ -209,6 +250,12 @@ def render_markdown(r: Report) -> str:
                            ("Proposed by", c.proposed_by)):
             if ids:
                 lines += ["", f"{title}:", ""] + [_ev_line(ev[i]) for i in ids if i in ev]
+        if c.alternatives:
+            lines += ["", "Other explanations:", ""] + [
+                f"- {a.what}: **{a.status.replace('_', ' ')}** — {a.why}" + (f" [{', '.join(a.evidence_ids[:4])}]" if a.evidence_ids else "")
+                for a in c.alternatives]
+        if c.blocked_by:
+            lines += ["", "Not readable by the principal (needed):", ""] + [f"- {x}" for x in c.blocked_by]
         if c.conflicts:
             lines += ["", "Unresolved conflicts:", ""] + [f"- {x}" for x in c.conflicts]
         if c.missing:
@@ -292,10 +339,8 @@ def render_html(r: Report) -> str:
                     where = (f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span
                              else f"from the case ({e.trust})")
                     label = f" <span class='label'>{e.label}</span>" if e.label else ""
-                    if e.metric is not None:
-                        m = e.metric
-                        where += (f" — baseline median {m.baseline_median:g} {m.unit}, window peak "
-                                  f"{m.window_peak:g} {m.unit}, ratio {m.ratio:g}")
+                    for sig in e.signals[:2]:
+                        where += f" — {signal_words(sig)}"
                     quote = e.span.quote if e.span else e.text
                     out.append(f"<div><code>{e.id}</code> {escape(where)}{label}<blockquote>{escape(quote)}</blockquote></div>")
         for title, items in (("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)):

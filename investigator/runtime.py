@@ -26,7 +26,8 @@ from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
 from state.store import RunRow, Store
 from tools.access import AccessPolicy
-from tools.corpus import SourceDoc, load_manifest, load_sources
+from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
+from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
@@ -58,11 +59,21 @@ def _dead_local_worker(owner: str) -> bool:
     return False
 
 
-def validate_case(case_dir: Path) -> Case:
-    """Validate `case.yaml`, the manifest and every source file; raises CaseError."""
+def parse_context(case: Case, case_dir: Path) -> ParseContext:
+    return ParseContext(profile=load_profile(case.profile, where=str(Path(case_dir) / "case.yaml")),
+                        year=case.window.start.year)
+
+
+def load_case_and_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
+    """The case, its profile and its parsed sources; every problem is a CaseError."""
     case = load_case(case_dir)
-    load_sources(case_dir, load_manifest(case_dir))
-    return case
+    ctx = parse_context(case, case_dir)
+    return case, load_sources(case_dir, load_manifest(case_dir), ctx), ctx
+
+
+def validate_case(case_dir: Path) -> Case:
+    """Validate `case.yaml`, the profile, the manifest and every source file; raises CaseError."""
+    return load_case_and_sources(case_dir)[0]
 
 
 class RunResult(Frozen):
@@ -102,8 +113,8 @@ class Investigator:
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
-        case = load_case(case_dir)
-        return case, load_sources(case_dir, load_manifest(case_dir))
+        case, docs, _ctx = load_case_and_sources(case_dir)
+        return case, docs
 
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the shared chunk index when it is missing or stale; returns None when fresh."""
@@ -115,7 +126,8 @@ class Investigator:
         path = self.index_path(case)
         if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
             return None
-        return build_index(case_dir, path, self.embedder, self.progress, docs=docs)
+        return build_index(case_dir, path, self.embedder, self.progress, docs=docs,
+                           profile=parse_context(case, case_dir).profile)
 
     def graph_dir(self, case: Case) -> Path:
         return self.settings.index_dir(case.id) / "graph"
@@ -164,7 +176,7 @@ class Investigator:
 
     # runs -------------------------------------------------------------------
     def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
-              extractor: EntityExtractor | None = None) -> Deps:
+              docs: list[SourceDoc] | None = None) -> Deps:
         path = self.index_path(case)
         policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
 
@@ -182,12 +194,26 @@ class Investigator:
             if not self.store.renew(run.run_id, self.worker_id, ttl):
                 raise RunStateError(f"run {run.run_id!r}: lease lost to another worker; stopping here")
 
+        ctx = parse_context(case, case_dir)
+        docs = list(docs) if docs is not None else load_sources(case_dir, load_manifest(case_dir), ctx)
+        registries: dict[str, EntityExtractor] = {}
+
+        def registry() -> EntityExtractor:
+            """Entity names and kinds from the sources the principal may read now (none from the others)."""
+            access = policy.current()
+            if access.watermark not in registries:
+                registries.clear()
+                registries[access.watermark] = EntityExtractor.from_sources(
+                    [d for d in docs if access.can_read(d.id)], ctx.profile)
+            return registries[access.watermark]
+
         return Deps(
             heartbeat=heartbeat,
             case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
-            observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault), policy=policy,
-            extractor=extractor or EntityExtractor.from_sources(load_sources(case_dir)), chunk_text=chunk_text,
+            observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault, ctx=ctx), policy=policy,
+            profile=ctx.profile, registry=registry, chunk_text=chunk_text,
             planner=self.planner, progress=self.progress, crash=self.crash,
+            deleted=lambda: frozenset(tombstoned(path)),
         )
 
     def _new_run_id(self, base: str) -> str:
@@ -204,8 +230,8 @@ class Investigator:
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
-        tool, extractor = self._prepare(case, case_dir, docs, retrieval)
-        run_id = run_id or self._new_run_id(case.run_id)
+        tool = self._prepare(case, case_dir, docs, retrieval)
+        run_id = run_id or self._new_run_id(case.default_run_id)
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
         access = AccessPolicy(case_dir, case.principal).current()
@@ -220,24 +246,23 @@ class Investigator:
                 scope=Scope(environment=case.subject.environment, service=case.subject.service),
                 claim_ids=(ie.claim,), watermark=access.watermark))
         self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
-        return self._drive(case, case_dir, run, tool, extractor, fresh=True)
+        return self._drive(case, case_dir, run, tool, docs, fresh=True)
 
     def resume(self, run_id: str) -> RunResult:
         """Continue a run from its last checkpoint after re-reading the current permissions."""
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         case, docs = self._load(case_dir)
-        tool, extractor = self._prepare(case, case_dir, docs, run.retrieval)
-        return self._drive(case, case_dir, run, tool, extractor, fresh=False)
+        tool = self._prepare(case, case_dir, docs, run.retrieval)
+        return self._drive(case, case_dir, run, tool, docs, fresh=False)
 
-    def _prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc],
-                 retrieval: str) -> tuple[RetrievalTool, EntityExtractor]:
+    def _prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc], retrieval: str) -> RetrievalTool:
         """Fresh indexes and the tool, from sources parsed once."""
         self._ensure_index(case, case_dir, docs)
-        extractor = EntityExtractor.from_sources(docs)
-        return self.retrieval(retrieval, case, case_dir, docs, extractor), extractor
+        extractor = EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile)
+        return self.retrieval(retrieval, case, case_dir, docs, extractor)
 
-    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, extractor: EntityExtractor,
+    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, docs: list[SourceDoc],
                *, fresh: bool) -> RunResult:
         t0 = time.perf_counter()
         ttl = timedelta(seconds=self.settings.lease_seconds)
@@ -248,13 +273,13 @@ class Investigator:
                 raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
             self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
         try:
-            return self._drive_held(case, case_dir, run, tool, extractor, fresh=fresh, t0=t0)
+            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
         finally:
             self.store.release(run.run_id, self.worker_id)
 
     def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool,
-                    extractor: EntityExtractor, *, fresh: bool, t0: float) -> RunResult:
-        deps = self._deps(case, case_dir, run, tool, extractor)
+                    docs: list[SourceDoc], *, fresh: bool, t0: float) -> RunResult:
+        deps = self._deps(case, case_dir, run, tool, docs)
         cfg = {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
         with open_checkpointer(self.settings) as saver:
             app = build_graph(deps, saver)

@@ -119,10 +119,10 @@ class Hit(Frozen):
 # --- actions: what the planner asks a tool to do ---------------------------------------------
 
 class TelemetryAction(Frozen):
-    """Read an entity's own signals (metrics, logs, traces, events) for the window."""
+    """Read entities' own signals (metrics, logs, traces, events) for the window."""
 
     action: Literal["telemetry"] = "telemetry"
-    entity: str
+    entities: tuple[str, ...]
     environment: str
     metric: str | None = None
     """Only this metric (a symptom or a hypothesis's prediction)."""
@@ -131,10 +131,10 @@ class TelemetryAction(Frozen):
 
 
 class RelationsAction(Frozen):
-    """Read the sources that state what an entity depends on (or what depends on it)."""
+    """Read the sources that state what entities depend on (or what depends on them)."""
 
     action: Literal["relations"] = "relations"
-    entity: str
+    entities: tuple[str, ...]
     environment: str
     direction: Literal["dependencies", "consumers"] = "dependencies"
 
@@ -200,7 +200,7 @@ class Gap(Frozen):
             return a.query
         if isinstance(a, ChangesAction):
             return f"changes of {', '.join(a.entities)} {a.start.isoformat()}..{a.end.isoformat()}"
-        what = getattr(a, "entity", "")
+        what = ", ".join(a.entities) if isinstance(a, (TelemetryAction, RelationsAction)) else getattr(a, "entity", "")
         extra = getattr(a, "metric", None) or getattr(a, "direction", None) or ""
         return f"{a.action} {what} {extra}".strip()
 

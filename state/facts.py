@@ -62,6 +62,8 @@ class SignalFact(Frozen):
     decidable: bool = True
     """False when the baseline is too thin to decide (named as missing, never anomalous)."""
     onset: datetime | None = None
+    recovered_at: datetime | None = None
+    """When a metric came back inside its threshold after the onset (a rollback that ended it)."""
     baseline: float | None = None
     """Baseline median (metrics), or baseline rate per minute (logs)."""
     level: float | None = None
@@ -75,6 +77,10 @@ class SignalFact(Frozen):
     series: str = ""
     """Which series or log stream (stable within the source)."""
     note: str = ""
+    points: tuple[tuple[datetime, float], ...] = ()
+    """The finite points of the baseline and search range (metrics and spans), so a claim can
+    re-decide the series with its own direction and ratio."""
+    capacity: float | None = None
     at: Span | None = None
 
 
@@ -88,7 +94,10 @@ class MentionFact(Frozen):
     """As normalised by the registry (a key in canonical form, an entity name)."""
     name_kind: str
     ts: datetime
+    """The onset of the burst of bad lines naming it (or its first mention when there is no burst)."""
     severity: str
+    anomalous: bool = True
+    """The bad lines naming it burst above their baseline rate (a name they always carry does not count)."""
     at: Span | None = None
 
 

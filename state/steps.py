@@ -24,6 +24,8 @@ class HitRef(Frozen):
 class ReadRef(Frozen):
     source_id: str
     chunk_id: str
+    region: str = ""
+    """`source@revision:start-end` of the hit read (a record read once serves every lookup)."""
     outcome: ReadOutcome
     attempts: int = 1
     detail: str = ""

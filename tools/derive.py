@@ -145,35 +145,52 @@ def series_facts(doc: SourceDoc, s: Series, entity: str, profile: Profile, rng: 
     role = s.role or profile.role_of(s.metric, s.unit)
     pts = [(p.ts, p.value) for p in s.points]
     v = series_verdict(pts, rng, profile.anomaly, _directions(role, direction), min_ratio, capacity_of(s))
+    kept = tuple((t, x) for t, x in pts if rng.baseline_from <= t <= rng.end and math.isfinite(x))
     at = None
     if v.onset_index is not None:
         p = s.points[v.onset_index]
         at = span(doc, p.start, p.end)
     return SignalFact(entity=entity, signal="metric", name=s.metric, role=role, unit=s.unit, direction=v.direction,
-                      anomalous=v.anomalous, decidable=v.decidable, onset=v.onset, baseline=_r(v.baseline),
-                      level=_r(v.level), peak=_r(v.peak), ratio=_r(v.ratio), delta=_r(v.delta), count=v.count,
-                      series=s.key, note=v.note, at=at)
+                      anomalous=v.anomalous, decidable=v.decidable, onset=v.onset, recovered_at=v.recovered,
+                      baseline=_r(v.baseline), level=_r(v.level), peak=_r(v.peak), ratio=_r(v.ratio),
+                      delta=_r(v.delta), count=v.count, series=s.key, note=v.note, points=kept,
+                      capacity=capacity_of(s), at=at)
 
 
 def _bad(e: LogEvent) -> bool:
     return SEVERITY_RANK[e.severity] >= SEVERITY_RANK["warning"]
 
 
-def mention_facts(doc: SourceDoc, entity: str, items: Iterable[tuple[datetime, str, str, int, int]],
-                  reg: Registry, rng: Range, limit: int = 40) -> list[MentionFact]:
-    """Names stated by bad events of `entity` in the search range: (ts, severity, text, start, end) each."""
-    out: dict[str, MentionFact] = {}
-    for ts, sev, text, start, end in items:
-        if not (rng.search_from <= ts <= rng.end):
-            continue
+def mention_facts(doc: SourceDoc, entity: str, items: list[tuple[datetime, str, str, int, int]],
+                  all_times: list[datetime], reg: Registry, profile: Profile, rng: Range,
+                  limit: int = 40) -> list[MentionFact]:
+    """Names stated by bad events of `entity`: (ts, severity, text, start, end) each, any time.
+
+    A name counts as part of the anomaly when the bad lines naming it burst in the search
+    range against their own baseline (`all_times`: every event of the stream, for coverage)."""
+    named: dict[str, list[int]] = {}
+    kinds: dict[str, str] = {}
+    for i, (_ts, _sev, text, _s, _e) in enumerate(items):
         for m in reg.mentions(text):
-            if m.name == entity or m.name in out:
-                continue
-            out[m.name] = MentionFact(entity=entity, name=m.name, name_kind=m.kind, ts=ts, severity=sev,
-                                      at=span(doc, start, end))
-            if len(out) >= limit:
-                return list(out.values())
-    return list(out.values())
+            if m.name != entity:
+                named.setdefault(m.name, []).append(i)
+                kinds.setdefault(m.name, m.kind)
+    out: list[MentionFact] = []
+    for name, idx in named.items():
+        inside = [i for i in idx if rng.search_from <= items[i][0] <= rng.end]
+        if not inside:
+            continue
+        times = sorted([*all_times])
+        flagged = set(items[i][0] for i in idx)
+        v = burst_verdict(times, [t in flagged for t in times], rng, profile.anomaly)
+        first = items[inside[0]]
+        at_item = first
+        if v.anomalous and v.onset is not None:
+            at_item = next((items[i] for i in inside if items[i][0] >= v.onset), first)
+        out.append(MentionFact(entity=entity, name=name, name_kind=kinds[name], ts=v.onset if v.anomalous else first[0],
+                               severity=at_item[1], anomalous=v.anomalous, at=span(doc, at_item[3], at_item[4])))
+    out.sort(key=lambda m: (not m.anomalous, m.ts, m.name))
+    return out[:limit]
 
 
 def log_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng: Range) -> list:
@@ -189,7 +206,7 @@ def log_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng:
                      ratio=_r(v.window_rate / v.baseline_rate) if v.baseline_rate else None, count=v.count,
                      series=f"logs:{entity}", note=v.note, at=at)
     bad = [(e.ts, e.severity, doc.text[e.start:e.end], e.start, e.end) for e in evs if _bad(e)]
-    return [sig, *mention_facts(doc, entity, bad, reg, rng)]
+    return [sig, *mention_facts(doc, entity, bad, [e.ts for e in evs], reg, profile, rng)]
 
 
 def trace_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng: Range) -> list:
@@ -209,12 +226,14 @@ def trace_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rn
         if v.onset_index is not None:
             first = entry[buckets[v.onset_index][2]]
             at = span(doc, first.start, first.end)
+        kept = tuple((t, x) for t, x in pts if rng.baseline_from <= t <= rng.end and math.isfinite(x))
         out.append(SignalFact(entity=entity, signal="traces", name=name, role=role, unit="ms" if role == "latency" else "share",
                               direction=v.direction, anomalous=v.anomalous, decidable=v.decidable, onset=v.onset,
-                              baseline=_r(v.baseline), level=_r(v.level), peak=_r(v.peak), ratio=_r(v.ratio),
-                              delta=_r(v.delta), count=v.count, series=f"traces:{entity}:{role}", note=v.note, at=at))
+                              recovered_at=v.recovered, baseline=_r(v.baseline), level=_r(v.level), peak=_r(v.peak),
+                              ratio=_r(v.ratio), delta=_r(v.delta), count=v.count, series=f"traces:{entity}:{role}",
+                              note=v.note, points=kept, at=at))
     errs = [(s.start_ts, "error", " ".join([s.name, *s.attributes.values()]), s.start, s.end) for s in sps if s.error]
-    return [*out, *mention_facts(doc, entity, errs, reg, rng)]
+    return [*out, *mention_facts(doc, entity, errs, [s.start_ts for s in sps], reg, profile, rng)]
 
 
 def event_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng: Range) -> list:
@@ -234,8 +253,8 @@ def event_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rn
                      onset=first.ts if fresh else None, count=len(in_search), series=f"events:{entity}",
                      note="" if fresh else ("the same warnings occur in the baseline" if in_search else "no warning event"),
                      at=span(doc, first.start, first.end))
-    bad = [(e.ts, "warning", f"{e.reason} {e.message}", e.start, e.end) for e in in_search]
-    return [sig, *mention_facts(doc, entity, bad, reg, rng)]
+    bad = [(e.ts, "warning", f"{e.reason} {e.message}", e.start, e.end) for e in warn]
+    return [sig, *mention_facts(doc, entity, bad, [e.ts for e in evs], reg, profile, rng)]
 
 
 def signal_facts(doc: SourceDoc, stream_key: str, entity: str, reg: Registry, profile: Profile, rng: Range,

@@ -90,16 +90,25 @@ class Observations:
 
     def relations(self, entity: str, environment: str, access: AccessSnapshot,
                   direction: str = "dependencies") -> Lookup:
-        """Sources stating what `entity` depends on (or what depends on it): one hit per (source, other end)."""
+        """Sources stating what `entity` depends on (or what depends on it).
+
+        A record (catalog, config, change) is one hit spanning the rows it states for the
+        entity; a log, trace or Kubernetes source one hit per other end, at its first statement."""
         col, other = ("src", "dst") if direction == "dependencies" else ("dst", "src")
         rows = self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, r.{other}, s.revision, r.kind
                 FROM relations r JOIN sources s USING (source_id)
                 WHERE r.{col} = ? AND r.environment IN (?, ?) AND r.kind NOT IN ('runbook', 'postmortem', 'doc', 'note')
                 ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
-        rows.sort(key=lambda r: (_RELATION_ORDER.get(r[5], 9), r[3], r[0], r[1]))
-        out = self._split([(r[0], r[1], r[2], f"{direction}|{entity}|{r[3]}", r[4], 1.0) for r in rows], access,
-                          "relations")
+        grouped: dict[tuple, list] = {}
+        for source_id, start, end, peer, revision, kind in rows:
+            key = (source_id,) if kind in ("catalog", "config", "change") else (source_id, peer)
+            g = grouped.setdefault(key, [source_id, start, end, set(), revision, kind])
+            g[1], g[2] = min(g[1], start), max(g[2], end)
+            g[3].add(peer)
+        ordered = sorted(grouped.values(), key=lambda g: (_RELATION_ORDER.get(g[5], 9), -len(g[3]), g[0], g[1]))
+        out = self._split([(g[0], g[1], g[2], f"{direction}|{entity}|{','.join(sorted(g[3]))}", g[4], 1.0)
+                           for g in ordered], access, "relations")
         return out.model_copy(update={"searched": tuple(dict.fromkeys(h.source_id for h in out.hits))})
 
     def changes(self, entities: list[str], environment: str, start: datetime, end: datetime,

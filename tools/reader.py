@@ -16,7 +16,7 @@ from state._base import Frozen
 from state.errors import CaseError, SourceDenied, SourceNotFound, SourceUnavailable
 from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot
-from tools.corpus import SourceDoc, load_manifest, load_source
+from tools.corpus import ParseContext, SourceDoc, load_manifest, load_source
 
 
 class RetryPolicy(Frozen):
@@ -37,11 +37,12 @@ FaultHook = Callable[[str], None]
 
 class Reader:
     def __init__(self, case_dir: Path, policy: AccessPolicy, retry: RetryPolicy = RetryPolicy(),
-                 fault: FaultHook | None = None) -> None:
+                 fault: FaultHook | None = None, ctx: ParseContext | None = None) -> None:
         self.case_dir = Path(case_dir)
         self.policy = policy
         self.retry = retry
         self.fault = fault
+        self.ctx = ctx
 
     def _fetch(self, source_id: str, access: AccessSnapshot) -> SourceDoc:
         if self.fault is not None:
@@ -53,9 +54,14 @@ class Reader:
         if not access.can_read(source_id):
             raise SourceDenied(source_id, "the principal shares no group with the source")
         try:
-            return load_source(self.case_dir, entry)
+            return load_source(self.case_dir, entry, self.ctx)
         except CaseError as exc:
-            raise SourceNotFound(source_id, str(exc)) from None
+            if exc.field == "path" and "to exist" in exc.expected:
+                raise SourceNotFound(source_id, "the file is gone") from None
+            # a source that no longer parses (or reads) is a failed read, named by field, never quoted
+            raise SourceUnavailable(source_id, f"{exc.field}: {exc.expected}") from None
+        except OSError as exc:
+            raise SourceUnavailable(source_id, type(exc).__name__) from None
 
     def read(self, source_id: str) -> ReadResult:
         """Read the current version of a source with the current access (the caller picks the span)."""

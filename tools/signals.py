@@ -47,6 +47,8 @@ class SeriesVerdict:
     delta: float | None
     count: int
     note: str = ""
+    recovered: datetime | None = None
+    """When the series came back inside its threshold for `persist` points after the onset."""
 
 
 def _finite(v: float) -> bool:
@@ -107,8 +109,14 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
     after = values[j:]
     level = statistics.median(after)
     peak = max(after) if d == "up" else min(after)
+    recovered = None
+    tail = [i for i in idx if points[i][0] > points[search[j]][0]]
+    for k in range(len(tail) - params.persist + 1):
+        if not any(crosses(points[i][1], d) for i in tail[k:k + params.persist]):
+            recovered = points[tail[k]][0]
+            break
     return SeriesVerdict(True, True, d, search[j], points[search[j]][0], median, level, peak,
-                         round(_ratio(level, median), 4), round(level - median, 6), len(values))
+                         round(_ratio(level, median), 4), round(level - median, 6), len(values), "", recovered)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TypedDict
 
 from state.claims import StopReason
-from state.evidence import Gap, Hit
+from state.evidence import (
+    ChangesAction, DocumentsAction, Gap, Hit, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
+)
 
 
 class LoopState(TypedDict, total=False):
@@ -20,5 +22,6 @@ class LoopState(TypedDict, total=False):
     stop: StopReason | None
 
 
-CHECKPOINT_TYPES: tuple[type, ...] = (Gap, Hit, StopReason)
-"""Types allowed in checkpoints (strict msgpack allow-list)."""
+CHECKPOINT_TYPES: tuple[type, ...] = (Gap, Hit, StopReason, TelemetryAction, RelationsAction, ChangesAction,
+                                      PlacementAction, RecordsAction, DocumentsAction)
+"""Types allowed in checkpoints (strict msgpack allow-list); their field types are registered too."""

@@ -1,0 +1,623 @@
+"""The causal rules of docs/deciding.md as pure functions of `Knowledge`.
+
+- `entity_state`: is an entity anomalous, since when, on which evidence (§3);
+- `explains`: does a dependency's anomaly explain its caller's (onset order, magnitude) (§4);
+- `trace`: the anomalous path from the subject to its root, best first and bounded (§4);
+- `cause_at`: the change, consumer or load that explains the root (§5);
+- `applicability`: does a prose source apply to what is deployed (§6).
+
+Every function returns values that name the evidence ids they rest on, so a decision can
+cite them; none reads a source or the store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from fnmatch import fnmatch
+from typing import Literal
+
+from graphs.knowledge import Knowledge, Ref
+from state.facts import ChangeFact, DocumentFact, MentionFact, RelationFact, SignalFact
+from tools.entities import RESOURCE_KINDS, canon_key
+from tools.signals import Range, series_verdict
+
+BAD_UP = ("latency", "errors", "saturation")
+TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "millis": 1.0, "milliseconds": 1.0, "s": 1000.0,
+              "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0}
+SHARE_UNITS = {"%": 0.01, "percent": 0.01, "pct": 0.01, "share": 1.0, "ratio": 1.0, "fraction": 1.0}
+
+Status = Literal["anomalous", "normal", "unknown", "no_telemetry", "undecidable", "denied", "failed"]
+
+
+# --- signals ---------------------------------------------------------------------------------
+
+def is_bad(sig: SignalFact) -> bool:
+    """An anomaly that hurts (latency/errors/saturation up, availability down; unknown role: either)."""
+    if not sig.anomalous or not sig.decidable:
+        return False
+    if sig.role in BAD_UP:
+        return sig.direction == "up"
+    if sig.role == "availability":
+        return sig.direction == "down"
+    if sig.role == "traffic":
+        return False
+    return sig.direction in ("up", "down")
+
+
+def is_load(sig: SignalFact) -> bool:
+    """A rise of demand or resource use: traffic or saturation up."""
+    return sig.anomalous and sig.decidable and sig.direction == "up" and sig.role in ("traffic", "saturation")
+
+
+def moved(sig: SignalFact, k: Knowledge, direction: str, min_ratio: float) -> bool | None:
+    """Re-decide a series with a claim's own direction and ratio; None when it cannot be decided."""
+    if not sig.decidable:
+        return None
+    if sig.signal in ("logs", "events"):
+        return sig.anomalous and direction == "up"
+    if not sig.points:
+        return None
+    v = series_verdict(list(sig.points), Range.of(k.case.window), k.profile.anomaly, (direction,), min_ratio,
+                       sig.capacity)
+    return v.anomalous if v.decidable else None
+
+
+@dataclass(frozen=True)
+class EntityState:
+    entity: str
+    status: Status
+    onset: datetime | None = None
+    how: Literal["own", "callers", ""] = ""
+    anomalies: tuple[Ref, ...] = ()
+    """Bad anomalous signals (or caller mentions), earliest first."""
+    normal: tuple[Ref, ...] = ()
+    load: tuple[Ref, ...] = ()
+    denied: tuple[str, ...] = ()
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e for _f, e in (*self.anomalies, *self.normal)))
+
+    @property
+    def anomalous(self) -> bool:
+        return self.status == "anomalous"
+
+
+def entity_state(k: Knowledge, entity: str) -> EntityState:
+    own = [(f, e) for f, e in k.signals.get(entity, [])]
+    bad = sorted(((f, e) for f, e in own if is_bad(f)), key=lambda r: r[0].onset)
+    load = tuple(sorted(((f, e) for f, e in own if is_load(f)), key=lambda r: r[0].onset))
+    if bad:
+        return EntityState(entity, "anomalous", bad[0][0].onset, "own", tuple(bad),
+                           tuple(r for r in own if not is_bad(r[0])), load)
+    if any(f.decidable for f, _e in own):
+        return EntityState(entity, "normal", None, "own", (), tuple(r for r in own if r[0].decidable), load)
+    denied = tuple(k.searches.denied("telemetry", entity))
+    done = k.searches.done("telemetry", entity)
+    if own:
+        return EntityState(entity, "undecidable", normal=tuple(own), denied=denied)
+    if denied:
+        return EntityState(entity, "denied", denied=denied)
+    if k.searches.failed("telemetry", entity):
+        return EntityState(entity, "failed")
+    if not done:
+        return EntityState(entity, "unknown")
+    if k.kind(entity) == "component":
+        return EntityState(entity, "no_telemetry")  # a library runs inside its callers: their anomaly is its
+    # no telemetry of its own: anomalous as its callers see it (their bad lines name it)
+    seen = callers_seeing(k, entity)
+    if seen:
+        return EntityState(entity, "anomalous", seen[0][0].ts, "callers", tuple(seen))
+    return EntityState(entity, "no_telemetry")
+
+
+def callers_seeing(k: Knowledge, entity: str) -> list[Ref]:
+    out = []
+    for writer, refs in k.mentions.items():
+        if writer == entity or not any(is_bad(f) for f, _e in k.signals.get(writer, [])):
+            continue
+        out += [(m, e) for m, e in refs if m.name == entity and m.anomalous]
+    return sorted(out, key=lambda r: r[0].ts)
+
+
+# --- explanation between two anomalies ---------------------------------------------------------
+
+def _norm(sig: SignalFact) -> tuple[str, float] | None:
+    """(comparable family, factor to a common unit) for latency in time units and error shares."""
+    unit = sig.unit.strip().lower().split(" ", 1)[0]
+    if sig.role == "latency" and unit in TIME_UNITS:
+        return "latency", TIME_UNITS[unit]
+    if sig.role == "errors" and unit in SHARE_UNITS:
+        return "errors", SHARE_UNITS[unit]
+    return None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    observed: bool
+    explains: bool
+    why: str
+
+
+def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanation:
+    tol = k.case.window.onset_tolerance
+    if not lower.anomalous or upper.onset is None or lower.onset is None:
+        return Explanation(False, False, f"{lower.entity} shows no anomaly")
+    if lower.onset > upper.onset + tol:
+        return Explanation(False, False, f"{lower.entity}'s onset {lower.onset:%H:%M:%S} is after "
+                                         f"{upper.entity}'s {upper.onset:%H:%M:%S} (+{int(tol.total_seconds())} s)")
+    best: tuple[float, float, SignalFact, SignalFact] | None = None
+    for uf, _ue in upper.anomalies:
+        if not isinstance(uf, SignalFact) or uf.delta is None:
+            continue
+        nu = _norm(uf)
+        for lf, _le in lower.anomalies:
+            if not isinstance(lf, SignalFact) or lf.delta is None:
+                continue
+            nl = _norm(lf)
+            if nu and nl and nu[0] == nl[0]:
+                du, dl = abs(uf.delta) * nu[1], abs(lf.delta) * nl[1]
+                if best is None or dl / max(du, 1e-12) > best[1] / max(best[0], 1e-12):
+                    best = (du, dl, uf, lf)
+    if best is not None:
+        du, dl, uf, lf = best
+        frac = k.profile.anomaly.explain_fraction
+        if dl < frac * du:
+            return Explanation(True, False, f"{lower.entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than "
+                                            f"{int(frac * 100)} % of {upper.entity}'s {uf.name} rise ({uf.delta:g} {uf.unit}):"
+                                            f" {upper.entity} amplified it")
+    return Explanation(True, True, f"{lower.entity} anomalous since {lower.onset:%H:%M:%S}, not after "
+                                   f"{upper.entity}'s onset {upper.onset:%H:%M:%S}")
+
+
+# --- the path ----------------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    entity: str
+    state: EntityState
+    parent: str | None
+    via: tuple[Ref, ...] = ()
+    """The relation refs that state parent -> entity (or, sideways, entity -> parent)."""
+    sideways: bool = False
+    depth: int = 0
+
+
+@dataclass
+class Trace:
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pending: list[tuple[str, str, str]] = field(default_factory=list)
+    """(action, entity, why): lookups that could extend or cut the path."""
+    blocked: list[str] = field(default_factory=list)
+    """Denied sources a lookup for an entity on the path returned."""
+    failed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checked: dict[str, str] = field(default_factory=dict)
+    """Dependencies ruled out, and why."""
+    roots: list[str] = field(default_factory=list)
+    root: str | None = None
+    ambiguous: list[str] = field(default_factory=list)
+
+    def path(self, entity: str | None = None) -> list[str]:
+        out = []
+        cur = entity or self.root
+        while cur is not None:
+            out.append(cur)
+            cur = self.nodes[cur].parent
+        return list(reversed(out))
+
+    def need(self, action: str, entity: str, why: str) -> None:
+        if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
+            self.pending.append((action, entity, why))
+
+
+def _deps(k: Knowledge, entity: str) -> dict[str, list[Ref]]:
+    return k.dependencies(entity)
+
+
+def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:
+    """Best-first over stated relations: each entity is expanded once, so the work is linear in the
+    relations read (no path enumeration); depth is bounded by `max_hops`."""
+    t = Trace()
+    s = start or entity_state(k, subject)
+    t.nodes[subject] = Node(subject, s, None)
+    if not s.anomalous:
+        if s.status == "unknown":
+            t.need("telemetry", subject, f"the anomaly of {subject}")
+        return t
+    frontier: deque[str] = deque([subject])
+    while frontier:
+        x = frontier.popleft()
+        node = t.nodes[x]
+        explained_by: list[str] = []
+        if node.depth >= max_hops:
+            t.notes.append(f"stopped at {x}: max_hops {max_hops}")
+            t.roots.append(x)
+            continue
+        if not k.searches.done("relations", x, direction="dependencies"):
+            t.need("relations", x, f"what {x} depends on")
+        t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
+        children = _expand(k, t, x, node, _deps(k, x))
+        explained_by += children
+        frontier.extend(sorted(explained_by, key=lambda e: (t.nodes[e].state.onset, e)))
+        if not explained_by:
+            t.roots.append(x)
+    _choose_root(k, t)
+    # sideways, from the chosen root only: a consumer of what it is whose load rose first
+    while t.root is not None and not t.pending and t.nodes[t.root].depth < max_hops:
+        root = t.root
+        side = _sideways(k, t, root, t.nodes[root])
+        if not side:
+            break
+        t.roots = [r for r in t.roots if r != root] + side
+        _choose_root(k, t)
+    return t
+
+
+def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref]],
+            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset()) -> list[str]:
+    out: list[str] = []
+    for d in sorted(deps):
+        refs = tuple((*through, *deps[d]))
+        if d in t.nodes or d in seen:
+            continue
+        kind = k.kind(d)
+        st = entity_state(k, d)
+        if kind == "component" and not k.signals.get(d):
+            # a library runs inside its caller: look through it to what it talks to
+            inner = {n: r for n, r in _deps(k, d).items() if n not in t.nodes}
+            if not k.searches.done("relations", d, direction="dependencies"):
+                t.need("relations", d, f"what {d} talks to")
+            out += _expand(k, t, x, node, inner, refs, seen | {d})
+            continue
+        if st.status == "unknown":
+            t.need("telemetry", d, f"whether {d} (a dependency of {x}) shows an anomaly")
+            continue
+        if st.status == "denied":
+            t.blocked += [s for s in st.denied if s not in t.blocked]
+            t.checked[d] = f"{d}'s telemetry is not readable ({', '.join(st.denied)})"
+            continue
+        if st.status == "failed":
+            t.failed.append(d)
+            continue
+        if st.status != "anomalous":
+            t.checked[d] = {"normal": f"{d} shows no anomaly in the window",
+                            "no_telemetry": f"{d} has no telemetry and no caller names it in errors",
+                            "undecidable": f"{d}'s telemetry has too thin a baseline to decide"}[st.status]
+            continue
+        ex = explains(k, node.state, st)
+        if not ex.explains:
+            t.checked[d] = ex.why
+            if ex.observed:
+                t.notes.append(ex.why)
+            continue
+        t.nodes[d] = Node(d, st, x, refs, depth=node.depth + 1)
+        out.append(d)
+    return out
+
+
+def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
+    if x == next(iter(t.nodes)):
+        return []  # the subject's callers are its load: a traffic rise, decided at the cause
+    if not k.searches.done("relations", x, direction="consumers"):
+        t.need("consumers", x, f"what else uses {x} (a noisy neighbour)")
+    consumers = {c: refs for c, refs in k.consumers_of(x).items()
+                 if c != node.parent and c not in t.nodes and k.kind(c) != "component"}
+    out = []
+    for c, refs in sorted(consumers.items()):
+        st = entity_state(k, c)
+        if st.status == "unknown":
+            t.need("telemetry", c, f"whether {c}, which also uses {x}, put load on it first")
+            continue
+        if st.status == "denied":
+            t.blocked += [s for s in st.denied if s not in t.blocked]
+            continue
+        loads = [r for r in st.load if r[0].onset is not None and node.state.onset is not None
+                 and r[0].onset <= node.state.onset + k.case.window.onset_tolerance]
+        if loads:
+            st2 = EntityState(c, "anomalous", loads[0][0].onset, "own", tuple(loads), st.normal, st.load)
+            t.nodes[c] = Node(c, st2, x, tuple(refs), sideways=True, depth=node.depth + 1)
+            out.append(c)
+        else:
+            t.checked[c] = f"{c} (also uses {x}) put no earlier load on it"
+    return out
+
+
+def _choose_root(k: Knowledge, t: Trace) -> None:
+    roots = [r for r in dict.fromkeys(t.roots) if r in t.nodes]
+    if not roots:
+        return
+    tol = k.case.window.onset_tolerance
+    roots.sort(key=lambda r: (t.nodes[r].state.onset or datetime.max.replace(tzinfo=None), -t.nodes[r].depth, r))
+    best = roots[0]
+    t.root = best
+    onset = t.nodes[best].state.onset
+    for r in roots[1:]:
+        o = t.nodes[r].state.onset
+        if onset is not None and o is not None and o - onset <= tol and r not in t.path(best) and best not in t.path(r):
+            t.ambiguous.append(r)
+
+
+# --- the cause at the root ---------------------------------------------------------------------
+
+@dataclass
+class Candidate:
+    change: ChangeFact
+    evidence: str
+    implicated: list[tuple[str, str, str]] = field(default_factory=list)
+    """(element, how it is named, mention evidence id)."""
+
+
+@dataclass
+class Cause:
+    entity: str
+    kind: str
+    change: Candidate | None = None
+    element: str | None = None
+    element_evidence: tuple[str, ...] = ()
+    refined: str | None = None
+    refined_evidence: tuple[str, ...] = ()
+    refined_note: str = ""
+    evidence: tuple[str, ...] = ()
+    summary: str = ""
+
+
+@dataclass
+class CauseResult:
+    cause: Cause | None
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
+    """(what, status, why, evidence): changes after the onset, unimplicated, refuted by a rollback."""
+    ambiguous: bool = False
+    missing: list[str] = field(default_factory=list)
+
+
+def _elements(ch: ChangeFact) -> dict[str, str]:
+    """What a change changed, canonical -> as written (keys, components, flag, target)."""
+    out: dict[str, str] = {}
+    for cc in ch.config_changes:
+        out[canon_key(cc.key)] = cc.key
+    for dc in ch.dependency_changes:
+        out[dc.name.lower()] = dc.name
+    if ch.flag is not None:
+        out[canon_key(ch.flag.name)] = ch.flag.name
+    if ch.target:
+        out[ch.target.lower()] = ch.target
+    return out
+
+
+def _names(mention: MentionFact, element: str) -> bool:
+    m = mention.name.lower()
+    if m == element:
+        return True
+    if mention.name_kind in ("config_key", "flag"):
+        return m.endswith("_" + element) or element.endswith("_" + m)
+    return False
+
+
+def implicated(k: Knowledge, ch: ChangeFact, path: list[str]) -> list[tuple[str, str, str]]:
+    """Elements of the change that bad events of the path's entities name in the search range."""
+    out: list[tuple[str, str, str]] = []
+    elems = _elements(ch)
+    for entity in path:
+        for m, eid in k.mentions.get(entity, []):
+            if not m.anomalous:
+                continue
+            for c, written in elems.items():
+                if _names(m, c) and not any(o[0] == written for o in out):
+                    out.append((written, f"named by {entity}'s {m.severity} event at {m.ts:%H:%M:%S}", eid))
+    return out
+
+
+def cause_at(k: Knowledge, t: Trace) -> CauseResult:
+    root = t.root
+    if root is None:
+        return CauseResult(None, missing=["an anomalous path from the subject"])
+    node = t.nodes[root]
+    onset = node.state.onset
+    w = k.case.window
+    assert onset is not None
+    lo, hi = onset - w.change_lookback, onset + w.onset_tolerance
+    path = t.path()
+    res = CauseResult(None)
+    rollbacks = {c.rollback_of: (c, e) for c, e in k.changes if c.type == "rollback" and c.rollback_of}
+    for ch, eid in sorted(k.changes_of(root), key=lambda r: (r[0].effective, r[0].id)):
+        at = ch.effective
+        if ch.type == "rollback":
+            continue
+        if at > hi:
+            if at <= w.end:
+                res.rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {at:%H:%M:%S}, after {root}'s onset "
+                                                           f"{onset:%H:%M:%S}", (eid,)))
+            continue
+        if at < lo:
+            continue
+        rb = rollbacks.get(ch.id)
+        if rb is not None and rb[0].effective is not None and rb[0].effective + w.onset_tolerance < w.end:
+            recovered = [f.recovered_at for f, _e in node.state.anomalies if isinstance(f, SignalFact) and f.recovered_at]
+            if not recovered or min(recovered) > rb[0].effective + 2 * w.onset_tolerance:
+                res.rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {rb[0].effective:%H:%M:%S} "
+                                                       f"and {root}'s anomaly did not end", (eid, rb[1])))
+                continue
+        res.candidates.append(Candidate(ch, eid, implicated(k, ch, path)))
+    if k.undated:
+        mine = [c for c, _e in k.undated if root in (c.entity, c.target)]
+        if mine:
+            res.missing.append(f"when {', '.join(c.id for c in mine)} took effect (no ScalingReplicaSet event or "
+                               f"deployment dates it)")
+    chosen: Candidate | None = None
+    if len(res.candidates) == 1:
+        chosen = res.candidates[0]
+    elif len(res.candidates) > 1:
+        named = [c for c in res.candidates if c.implicated]
+        if len(named) == 1:
+            chosen = named[0]
+            for c in res.candidates:
+                if c is not chosen:
+                    res.rejected.append((c.change.id, "not_implicated",
+                                         f"{c.change.id} also precedes the onset but nothing in {root}'s anomaly names "
+                                         f"what it changed", (c.evidence,)))
+        else:
+            res.ambiguous = True
+            res.missing.append(f"which of {', '.join(c.change.id for c in res.candidates)} caused it: an error line, "
+                               f"span or event of {root} naming what one of them changed, or a rollback that ended it")
+            chosen = (named or res.candidates)[-1]
+    if chosen is not None:
+        ch = chosen.change
+        cause = Cause(entity=root, kind=_cause_kind(ch.type), change=chosen, evidence=(chosen.evidence,),
+                      summary=_describe(ch))
+        if chosen.implicated:
+            cause.element = chosen.implicated[0][0]
+            cause.element_evidence = tuple(dict.fromkeys(i[2] for i in chosen.implicated))
+        elif len(_elements(ch)) == 1:
+            cause.element = next(iter(_elements(ch).values()))
+        _refine(k, cause)
+        res.cause = cause
+        return res
+    loads = [r for r in node.state.load if r[0].role == "traffic" and r[0].onset <= hi]
+    if node.sideways and node.parent is not None:
+        res.cause = Cause(entity=root, kind="noisy_neighbour", evidence=tuple(e for _f, e in node.state.anomalies),
+                          summary=f"{root}'s load rose on {node.parent}, which {path[-2] if len(path) > 1 else root} shares")
+        return res
+    if loads:
+        res.cause = Cause(entity=root, kind="capacity", evidence=tuple(e for _f, e in loads),
+                          summary=f"{root}'s own traffic rose ({loads[0][0].name}) with no change before its onset")
+        return res
+    res.missing.append(f"a change, a consumer's load or a traffic rise that explains {root}'s anomaly "
+                       f"(onset {onset:%H:%M:%S}): {root}'s changes in {lo:%H:%M}–{hi:%H:%M}")
+    return res
+
+
+def _cause_kind(change_type: str) -> str:
+    known = {"deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure"}
+    return change_type if change_type in known else "other"
+
+
+def _describe(ch: ChangeFact) -> str:
+    parts = [f"{ch.type} {ch.id} of {ch.entity}"]
+    if ch.version_from or ch.version_to:
+        parts.append(f"{ch.version_from or '?'} → {ch.version_to or '?'}")
+    if ch.config_changes:
+        parts.append("; ".join(f"{c.key}: {c.from_} → {c.to}" for c in ch.config_changes[:4]))
+    if ch.dependency_changes:
+        parts.append("; ".join(f"{d.name} {d.from_ or '?'} → {d.to}" for d in ch.dependency_changes[:4]))
+    if ch.flag is not None:
+        parts.append(f"flag {ch.flag.name}: {ch.flag.from_} → {ch.flag.to}")
+    if ch.target:
+        parts.append(f"target {ch.target}")
+    when = ch.effective
+    return ", ".join(parts) + (f", at {when:%Y-%m-%d %H:%M:%S%z}" if when else "")
+
+
+def version_matches(deployed: str, pattern: str) -> bool:
+    """`2.4.0` matches `2.4.*`, `2.4`, `2.4.0`; `12.4` never matches `2.4` (whole dot-separated tokens)."""
+    d, p = deployed.strip().lstrip("vV"), pattern.strip().lstrip("vV")
+    if any(ch in p for ch in "*?["):
+        return fnmatch(d, p)
+    if d == p:
+        return True
+    return d.startswith(p + ".") or d.startswith(p + "-") or p.startswith(d + ".")
+
+
+def _refine(k: Knowledge, cause: Cause) -> None:
+    """A component the change upgraded, refined to the key its applicable docs state a change of."""
+    ch = cause.change.change if cause.change else None
+    if ch is None or cause.element is None:
+        return
+    dep = next((d for d in ch.dependency_changes if d.name == cause.element), None)
+    if dep is None:
+        return
+    found: list[tuple[str, str]] = []
+    for st, eid in k.statements:
+        if st.about != dep.name:
+            continue
+        doc = k.documents.get(eid)
+        if doc is None:
+            continue
+        status, note = applicability(k, eid, requires_owner=False, deployed=dep.to)
+        if status != "applicable":
+            continue
+        if st.versions and not any(version_matches(dep.to, v) for v in st.versions):
+            continue
+        found.append((st.key, eid))
+    if not found:
+        cause.refined_note = (f"no sentence read in documentation of {dep.name} {dep.to} that states what it changed")
+        return
+    keys = list(dict.fromkeys(key for key, _e in found))
+    # the anomaly's own words pick among several stated changes
+    named = [key for key in keys if any(_names(m, canon_key(key)) for ms in k.mentions.values() for m, _e in ms)]
+    pick = named[0] if named else keys[0]
+    cause.refined = pick
+    cause.refined_evidence = tuple(dict.fromkeys(e for key, e in found if key == pick))
+
+
+# --- applicability of prose sources -------------------------------------------------------------
+
+Applicability = Literal["applicable", "unknown", "inapplicable", "untrusted"]
+
+
+def applicability(k: Knowledge, eid: str, *, requires_owner: bool, deployed: str | None = None
+                  ) -> tuple[Applicability, str]:
+    """Whether a source applies to what is deployed now, and why (or what is missing)."""
+    ev = k.evidence[eid.split("+")[0]]
+    if ev.trust == "untrusted":
+        return "untrusted", f"{ev.source_id} is untrusted: its text never counts"
+    if ev.trust == "unverified":
+        return "unknown", f"{ev.source_id} is unverified"
+    doc: DocumentFact | None = k.documents.get(ev.id)
+    if doc is None:
+        return "applicable", "an observation or record of the subject's environment"
+    if doc.status != "current":
+        return "inapplicable", f"{doc.doc_id} {doc.version} is {doc.status}"
+    service = doc.service
+    version = deployed or (k.deployed.get(service, (None, ""))[0])
+    maps = [m for m, _e in k.doc_mappings if m.doc_id == doc.doc_id and m.service == service]
+    if maps and version:
+        mine = [m for m in maps if m.version == doc.version]
+        if not mine or not any(version_matches(version, p) for m in mine for p in m.applies_to):
+            return "inapplicable", f"the deployment mapping does not map {doc.doc_id} {doc.version} to deployed {service} {version}"
+    if doc.applies_to_versions:
+        if version is None:
+            return "unknown", f"deployed version of {service} not read (needed for {doc.doc_id} {doc.version})"
+        if not any(version_matches(version, p) for p in doc.applies_to_versions):
+            return "inapplicable", (f"{doc.doc_id} {doc.version} applies to {list(doc.applies_to_versions)}, "
+                                    f"deployed {service} is {version}")
+    if requires_owner and ev.source_kind == "runbook":
+        ok = [v for v, _e in k.verifications if v.doc_id == doc.doc_id and v.version == doc.version
+              and (not v.for_versions or (version and any(version_matches(version, p) for p in v.for_versions)))]
+        if not ok:
+            return "unknown", f"owner verification of {doc.doc_id} {doc.version} for deployed {service} {version or '?'} not read"
+    return "applicable", f"{doc.doc_id} {doc.version} applies to deployed {service} {version or ''}".strip()
+
+
+def relation_status(k: Knowledge, refs: tuple[Ref, ...], requires_owner: bool) -> tuple[Applicability, list[str], str]:
+    """The best applicability among the sources stating a relation (structured sources apply)."""
+    order = {"applicable": 0, "unknown": 1, "inapplicable": 2, "untrusted": 3}
+    judged = []
+    for rel, eid in refs:
+        if isinstance(rel, RelationFact) and rel.relation == "stated":
+            judged.append((applicability(k, eid, requires_owner=requires_owner), eid))
+        else:
+            ev = k.evidence.get(eid.split("+")[0])
+            trust = ev.trust if ev else "verified"
+            judged.append((("untrusted", "untrusted source") if trust == "untrusted" else
+                           ("applicable", rel.via if isinstance(rel, RelationFact) else ""), eid))
+    if not judged:
+        return "unknown", [], "no source states it"
+    best = min(order[s] for (s, _n), _e in judged)
+    status = [s for s, v in order.items() if v == best][0]
+    ids = [e for (s, _n), e in judged if s == status]
+    notes = sorted({n for (s, n), _e in judged if s == status})
+    return status, ids, "; ".join(notes)  # type: ignore[return-value]
+
+
+def within(ts: datetime | None, lo: datetime, hi: datetime) -> bool:
+    return ts is not None and lo <= ts <= hi
+
+
+__all__ = ["EntityState", "entity_state", "explains", "trace", "Trace", "cause_at", "CauseResult", "Cause",
+           "applicability", "relation_status", "version_matches", "moved", "is_bad", "is_load", "implicated"]
+_ = (re, timedelta)
