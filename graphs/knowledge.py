@@ -21,6 +21,7 @@ from state.facts import (
 )
 from state.profile import Profile
 from state.sources import ConfigChange
+from tools.entities import canon_key as canon
 from state.steps import Logged, ReadStep, RetrieveStep
 
 Ref = tuple  # (fact, evidence id)
@@ -43,6 +44,8 @@ class Lookup:
     direction: str = ""
     watermark: str = ""
     fingerprint: str = ""
+    full: bool = False
+    """A telemetry lookup of every signal (no metric or signal filter)."""
 
 
 class Searches:
@@ -76,7 +79,8 @@ class Searches:
                 denied=tuple(dict.fromkeys([*st.denied, *(read.denied if read else ())])),
                 failed=tuple(read.failed if read else ()), searched=st.searched, more=more, round=st.round,
                 claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
-                direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint))
+                direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
+                full=isinstance(a, TelemetryAction) and not a.metric and not a.signals))
 
     def done_fingerprints(self, watermark: str) -> set[str]:
         """Gaps run to the end (nothing left unread). One that met a denial under an older access
@@ -87,6 +91,11 @@ class Searches:
     def looked(self, action: str, entity: str, *, metric: str | None = None, direction: str = "") -> list[Lookup]:
         return [lk for lk in self.lookups if lk.action == action and entity in lk.entities
                 and (metric is None or lk.metric in (None, metric)) and (not direction or lk.direction == direction)]
+
+    def done_full(self, entity: str) -> bool:
+        """Every signal of the entity was looked up and read."""
+        got = [lk for lk in self.lookups if lk.action == "telemetry" and lk.full and entity in lk.entities]
+        return bool(got) and not got[-1].more
 
     def done(self, action: str, entity: str, **kw: str | None) -> bool:
         """The lookup ran and nothing it returned is left unread."""
@@ -183,13 +192,14 @@ class Knowledge:
         dated: list[Ref] = []
         for ch, eid in self.changes:
             if ch.effective is None and ch.template_hash:
-                hit = next(((r, reid) for r, reid in rollouts
-                            if r.template_hash == ch.template_hash and r.workload == ch.entity), None)
-                if hit is not None:
-                    r, reid = hit
-                    ch = ch.model_copy(update={"started_at": r.ts, "completed_at": r.ts,
-                                               "dated_by": f"ScalingReplicaSet {r.workload}-{r.template_hash} ({reid})"})
-                    dated.append((ch, f"{eid}+{reid}"))
+                ups = sorted(((r, reid) for r, reid in rollouts
+                              if r.template_hash == ch.template_hash and r.workload == ch.entity), key=lambda x: x[0].ts)
+                if ups:
+                    # the revision rolls out from its replica set's first scale-up to its last
+                    first, last = ups[0], ups[-1]
+                    ch = ch.model_copy(update={"started_at": first[0].ts, "completed_at": last[0].ts,
+                                               "dated_by": f"ScalingReplicaSet {ch.entity}-{ch.template_hash}"})
+                    dated.append((ch, "+".join(dict.fromkeys([eid, *(r for _x, r in ups)]))))
                     continue
             if ch.effective is None:
                 self.undated.append((ch, eid))
@@ -214,17 +224,24 @@ class Knowledge:
                              if a.settings.get(key) != b.settings.get(key))
                 if not diff:
                     continue
-                when, dated_by, extra = b.captured_at, "captured_at of the later snapshot", ""
-                dep = next(((c, ce) for c, ce in self.changes if c.entity == entity and b.version
+                dep = next(((i, c, ce) for i, (c, ce) in enumerate(self.changes) if c.entity == entity and b.version
                             and b.version in (c.version_to, c.revision)), None)
                 if dep is not None:
-                    when, dated_by, extra = dep[0].effective, f"{dep[0].id} (version {b.version})", "+" + dep[1]
+                    # the deployment that installed the later snapshot made this diff: one change, its id
+                    i, c, ce = dep
+                    have = {canon(cc.key) for cc in c.config_changes}
+                    merged = c.model_copy(update={
+                        "config_changes": (*c.config_changes, *(d for d in diff if canon(d.key) not in have)),
+                        "summary": (c.summary + "; " if c.summary else "") + f"config diff of {a.source_id} and {b.source_id}"})
+                    self.changes[i] = (merged, f"{ce}+{ea}+{eb}")
+                    continue
+                when = b.captured_at
                 change = ChangeFact(id=f"{entity}@config:{a.source_id}..{b.source_id}", type="config_push",
                                     entity=entity, environment=self.env, started_at=when, completed_at=when,
                                     version_from=a.version, version_to=b.version, config_changes=diff,
-                                    summary=f"computed diff of {a.source_id} and {b.source_id}", dated_by=dated_by,
-                                    at=b.at)
-                ref = (change, f"{ea}+{eb}{extra}")
+                                    summary=f"computed diff of {a.source_id} and {b.source_id}",
+                                    dated_by="captured_at of the later snapshot", at=b.at)
+                ref = (change, f"{ea}+{eb}")
                 (self.changes if when is not None else self.undated).append(ref)
 
     def _order_snapshots(self, entity: str, snaps: list[Ref]) -> list[Ref] | None:

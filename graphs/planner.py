@@ -72,18 +72,15 @@ class DeterministicPlanner:
         env = case.subject.environment
         lo, hi = change_range(case)
         s = case.subject.service
-        if entity_state(k, s).status == "unknown":
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env),
-                      reason=f"the anomaly of {s} and its onset start the path")
         rel = [e for a, e, _w in t.pending if a == "relations"]
         if rel:
             yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
                       reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed")
-        if any(a == "telemetry" for a, _e, _w in t.pending) and s in t.nodes and t.nodes[s].state.anomalous:
-            # the subject's own lines name where its errors go: follow those first
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env, signals=("logs", "traces")),
-                      reason=f"{s}'s own warning lines and spans name the dependencies its errors come from")
-        tel = [e for a, e, _w in t.pending if a == "telemetry"]
+        if any(a == "telemetry" and e == s for a, e, _w in t.pending):
+            # the subject's own lines name where its errors go: read them before its dependencies
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env),
+                      reason=f"every signal of {s}: its own warning lines and spans name where its errors come from")
+        tel = [e for a, e, _w in t.pending if a == "telemetry" and e != s]
         if tel:
             named = {m.name for ms in k.mentions.values() for m, _e in ms}
             order = {e: i for i, e in enumerate(tel)}

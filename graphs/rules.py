@@ -93,10 +93,13 @@ def entity_state(k: Knowledge, entity: str) -> EntityState:
     if bad:
         return EntityState(entity, "anomalous", bad[0][0].onset, "own", tuple(bad),
                            tuple(r for r in own if not is_bad(r[0])), load)
-    if any(f.decidable for f, _e in own):
-        return EntityState(entity, "normal", None, "own", (), tuple(r for r in own if r[0].decidable), load)
     denied = tuple(k.searches.denied("telemetry", entity))
     done = k.searches.done("telemetry", entity)
+    if own and not done and k.searches.looked("telemetry", entity):
+        return EntityState(entity, "unknown")  # streams left unread could still show the anomaly
+    if any(f.decidable for f, _e in own):
+        return EntityState(entity, "normal", None, "own", (), tuple(r for r in own if r[0].decidable), load,
+                           denied=denied)
     if own:
         return EntityState(entity, "undecidable", normal=tuple(own), denied=denied)
     if denied:
@@ -228,6 +231,9 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         if s.status == "unknown":
             t.need("telemetry", subject, f"the anomaly of {subject}")
         return t
+    if not k.searches.done_full(subject):
+        # its own lines, spans and events name what its errors involve (implication, callers' view)
+        t.need("telemetry", subject, f"every signal of {subject}, whose own lines name where its errors come from")
     frontier: deque[str] = deque([subject])
     while frontier:
         x = frontier.popleft()
@@ -424,6 +430,7 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
     path = t.path()
     res = CauseResult(None)
     rollbacks = {c.rollback_of: (c, e) for c, e in k.changes if c.type == "rollback" and c.rollback_of}
+    ended: dict[str, str] = {}
     for ch, eid in sorted(k.changes_of(root), key=lambda r: (r[0].effective, r[0].id)):
         at = ch.effective
         if ch.type == "rollback":
@@ -442,12 +449,16 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                 res.rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {rb[0].effective:%H:%M:%S} "
                                                        f"and {root}'s anomaly did not end", (eid, rb[1])))
                 continue
-        res.candidates.append(Candidate(ch, eid, implicated(k, ch, path)))
-    if k.undated:
-        mine = [c for c, _e in k.undated if root in (c.entity, c.target)]
-        if mine:
-            res.missing.append(f"when {', '.join(c.id for c in mine)} took effect (no ScalingReplicaSet event or "
-                               f"deployment dates it)")
+            ended[ch.id] = rb[1]
+        cand = Candidate(ch, eid, implicated(k, ch, path))
+        if ch.id in ended:
+            cand.implicated.append((ch.id, f"{root}'s anomaly ended after {rollbacks[ch.id][0].id} rolled it back",
+                                    ended[ch.id]))
+        res.candidates.append(cand)
+    for c, e in k.undated:
+        if root in (c.entity, c.target):
+            res.rejected.append((c.id, "unchecked", f"no source dates {c.id} (no ScalingReplicaSet scale-up of its "
+                                                   f"pod-template hash, no history time): it cannot be placed in time", (e,)))
     chosen: Candidate | None = None
     if len(res.candidates) == 1:
         chosen = res.candidates[0]
@@ -465,6 +476,12 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
             res.missing.append(f"which of {', '.join(c.change.id for c in res.candidates)} caused it: an error line, "
                                f"span or event of {root} naming what one of them changed, or a rollback that ended it")
             chosen = (named or res.candidates)[-1]
+    if chosen is not None and len(path) == 1 and not chosen.implicated and not res.ambiguous:
+        # the subject is the root only because nothing below it shows an anomaly: timing alone is not enough
+        res.ambiguous = True
+        res.missing.append(f"an observation tying {chosen.change.id} to {root}'s anomaly: {root}'s error lines, "
+                           f"spans or events naming what it changed, or recovery after a rollback (a cause at the "
+                           f"subject itself is known otherwise only by the absence of anomalies below it)")
     if chosen is not None:
         ch = chosen.change
         cause = Cause(entity=root, kind=_cause_kind(ch.type), change=chosen, evidence=(chosen.evidence,),

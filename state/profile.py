@@ -97,11 +97,13 @@ class Profile(Frozen):
         return [(role, re.compile(p, re.IGNORECASE)) for role, p in self.metric_roles.items()]
 
     def role_of(self, metric: str, unit: str = "") -> str | None:
-        """The role a metric name (then its unit) suggests; None when neither says."""
+        """The role a metric suggests: a time unit says latency; else its name; else its unit; else None."""
+        u = unit.strip().lower().split(" ", 1)[0]
+        if u and u in {x.lower() for x in self.unit_roles.get("latency", ())}:
+            return "latency"
         for role, pattern in self._roles:
             if pattern.search(metric):
                 return role
-        u = unit.strip().lower()
         for role, units in self.unit_roles.items():
             if u and u in {x.lower() for x in units}:
                 return role

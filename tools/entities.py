@@ -98,6 +98,7 @@ class EntityExtractor:
                 kinds[name] = kind
 
         declared: dict[str, str] = {}
+        targets: list[str] = []
         docs = list(docs)
         for doc in docs:
             if doc.entry.service != "*" and doc.kind not in ("doc",):
@@ -121,7 +122,7 @@ class EntityExtractor:
             for ch in doc.changes:
                 put(ch.service, "service")
                 if ch.target:
-                    put(ch.target, "domain" if "." in ch.target else "service")
+                    targets.append(ch.target)
                 for dc in ch.dependency_changes:
                     put(dc.name, "component")
                 keys.update(cc.key for cc in ch.config_changes)
@@ -152,7 +153,12 @@ class EntityExtractor:
             if kinds[name] == "workload" and name in declared and declared[name] != "workload":
                 kinds[name] = declared[name]
         suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
-        return cls(kinds, aliases, keys, flags, pods, suffixes)
+        reg = cls(kinds, aliases, keys, flags, pods, suffixes)
+        # a change target is a new entity (a domain) only when no known name or alias covers it
+        extra = {t: ("domain" if "." in t else "service") for t in targets if reg.resolve(t) is None}
+        if extra:
+            reg = cls({**kinds, **extra}, aliases, keys, flags, pods, suffixes)
+        return reg
 
     # --- resolution --------------------------------------------------------------------
     def kind_of(self, name: str, in_code: bool = False) -> str:
@@ -173,14 +179,14 @@ class EntityExtractor:
         w = written.strip().strip("'\"`[]()<>,;")
         if not w:
             return None
+        low = w.lower()
+        if low in self.aliases:  # an alias is the catalog's word for what the name is
+            return self.aliases[low]
         if w in self.kinds:
             return w
-        low = w.lower()
         for name in (low, *(n for n in self.kinds if n.lower() == low)):
             if name in self.kinds:
                 return name
-        if low in self.aliases:
-            return self.aliases[low]
         if w in self.pods:
             return self.pods[w]
         wl = workload_of_pod(w)

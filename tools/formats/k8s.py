@@ -15,7 +15,7 @@ from tools.formats import jsonspan
 from tools.formats.logs import parse_time
 
 _HASHED_POD = re.compile(r"^(?P<wl>.+?)-(?P<hash>[a-z0-9]{6,10})-(?P<suffix>[a-z0-9]{5})$")
-_SCALED = re.compile(r"Scaled (?:up|down) replica set (?P<rs>\S+?) (?:to|from) ", re.I)
+_SCALED = re.compile(r"Scaled up replica set (?P<rs>\S+?) (?:to|from) ", re.I)
 _AGE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
@@ -64,7 +64,8 @@ def parse_events(text: str) -> tuple[list[K8sEvent], list[Unparsed]]:
 
 
 def rollout_of(event: K8sEvent) -> tuple[str, str] | None:
-    """(workload, pod-template hash) of a ScalingReplicaSet event, or None."""
+    """(workload, pod-template hash) of a ScalingReplicaSet event that scales a replica set *up*
+    (a revision rolling out), or None; scaling the old one down dates nothing."""
     if event.reason != "ScalingReplicaSet":
         return None
     m = _SCALED.search(event.message)
