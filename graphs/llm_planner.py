@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphs.deciders import Searches
 from graphs.knowledge import Knowledge
 from graphs.planner import DeterministicPlanner
+from graphs.rules import Trace
 from state.case import Case
 from state.claims import ClaimDecision
 from state.evidence import Gap
@@ -48,10 +48,10 @@ class LLMPlanner:
                 HumanMessage(f"Question: {case.question}\nSubject: {case.subject}\nClaims:\n{claims}\n\n"
                              f"Candidate actions:\n{options}")]
 
-    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, searches: Searches,
+    def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace,
                  done: set[str]) -> Gap | None:
         candidates: list[Gap] = []
-        for gap in self.fallback.gaps(case, decisions, k, searches):
+        for gap in self.fallback.gaps(case, decisions, k, t):
             if gap.fingerprint not in done and gap.fingerprint not in {c.fingerprint for c in candidates}:
                 candidates.append(gap)
             if len(candidates) >= self.max_candidates:

@@ -266,8 +266,8 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
             stop = StopReason(kind="no_new_progress", detail="no action left that could change an open claim")
     else:
         last = retrieves[-1] if retrieves else None
-        if last is not None and last.hit_set and any(
-                s.fingerprint == last.fingerprint and s.hit_set == last.hit_set for s in retrieves[:-1]):
+        if last is not None and any(s.fingerprint == last.fingerprint and s.hit_set == last.hit_set
+                                    for s in retrieves[:-1]):
             stop = StopReason(kind="no_new_progress",
                               detail=f"query fingerprint {last.fingerprint} returned the same source texts again")
         elif round_ >= case.budgets.rounds:

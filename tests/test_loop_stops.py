@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from graphs.planner import DeterministicPlanner
-from state.evidence import Gap
+from state.evidence import DocumentsAction, Gap
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,9 +42,10 @@ def test_a_reads_budget_stops_the_run_too(make_investigator, case_copy):
 class SameQueryPlanner(DeterministicPlanner):
     """A planner that asks the same thing forever (what a confused LLM planner does)."""
 
-    def next_gap(self, case, decisions, k, searches, done):
-        return Gap(claim_id="causal_attribution", action="documents", query="order-service latency",
-                   params={"seeds": ["order-service"], "kinds": ["runbook"]}, reason="loop")
+    def next_gap(self, case, decisions, k, t, done):
+        return Gap(claim_id="causal_attribution",
+                   act=DocumentsAction(query="order-service latency", seeds=("order-service",), kinds=("runbook",)),
+                   reason="loop")
 
 
 def test_the_same_query_returning_the_same_texts_stops_no_new_progress(make_investigator):

@@ -24,7 +24,7 @@ from tools.formats.k8s import workload_of_pod
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[_\-.\s/:]+")
 _CODE = re.compile(r"`([^`\n]+)`")
-_IDENT = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9]*(?:[_.\-][A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w\-])")
+_IDENT = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9]*(?:[_.\-][A-Za-z0-9]+)+|[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?![\w\-])")
 _HOSTISH = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?(?:[\w.%-]+(?::[^@\s/]*)?@)?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])(?::\d+)?")
 _KIND_ORDER = {"service": 0, "database": 0, "cache": 0, "queue": 0, "cluster": 0, "external": 0, "node": 1,
                "host": 1, "workload": 1, "component": 2, "domain": 3, "flag": 4, "metric": 5, "config_key": 6}
