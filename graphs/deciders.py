@@ -219,8 +219,13 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     missing += [f"check competing hypothesis {h} ({k.case.hypothesis(h).predicts.metric})" for h in open_comp]
     if t.ambiguous:
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
+    # a source is needed when a lookup for an entity on the path, its changes, its placement or a
+    # competitor's metric returned it (docs/deciding.md §8)
+    comp_denied = [d for h in claim.competitors for d in k.searches.denied(
+        "telemetry", k.case.hypothesis(h).predicts.entity or subject, metric=k.case.hypothesis(h).predicts.metric)]
     blocked = list(dict.fromkeys([*t.blocked, *(d for e in t.path() for d in k.searches.denied("changes", e)),
-                                  *k.searches.denied("placement", root)]))
+                                  *(d for e in t.path() for d in k.searches.denied("telemetry", e)),
+                                  *k.searches.denied("placement", root), *comp_denied]))
     alternatives += [Alternative(what=w, status=s, why=y, evidence_ids=ev) for w, s, y, ev in cres.rejected]  # type: ignore[arg-type]
     alternatives += _other_changes(k, t, cause)
     alternatives += [Alternative(what=d, status="refuted" if "not readable" not in why else "unchecked", why=why,

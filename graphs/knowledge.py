@@ -51,7 +51,9 @@ class Lookup:
 class Searches:
     """What the run has looked up so far (from its steps): for 'searched, found nothing' and denials."""
 
-    def __init__(self, steps: list[Logged]) -> None:
+    def __init__(self, steps: list[Logged], watermark: str | None = None) -> None:
+        self.watermark = watermark
+        """The current access watermark: a denial met under an older one (before a grant) no longer counts."""
         reads = {s.step.round: s.step for s in steps if isinstance(s.step, ReadStep)}
         self.lookups: list[Lookup] = []
         self.fingerprints: dict[str, bool] = {}
@@ -85,8 +87,8 @@ class Searches:
     def done_fingerprints(self, watermark: str) -> set[str]:
         """Gaps run to the end (nothing left unread). One that met a denial under an older access
         watermark is not done: after a grant it may return more."""
-        done = {fp for fp, more in self.fingerprints.items() if not more}
-        return done - {lk.fingerprint for lk in self.lookups if lk.denied and lk.watermark != watermark}
+        last = {lk.fingerprint: lk for lk in self.lookups}
+        return {fp for fp, lk in last.items() if not lk.more and not (lk.denied and lk.watermark != watermark)}
 
     def looked(self, action: str, entity: str, *, metric: str | None = None, direction: str = "") -> list[Lookup]:
         return [lk for lk in self.lookups if lk.action == action and entity in lk.entities
@@ -103,7 +105,8 @@ class Searches:
         return bool(got) and not got[-1].more
 
     def denied(self, action: str, entity: str, **kw: str | None) -> list[str]:
-        return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied))  # type: ignore[arg-type]
+        return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied  # type: ignore[arg-type]
+                                  if self.watermark is None or lk.watermark == self.watermark))
 
     def failed(self, action: str, entity: str, **kw: str | None) -> list[str]:
         return list(dict.fromkeys(f for lk in self.looked(action, entity, **kw) for f in lk.failed))  # type: ignore[arg-type]
@@ -137,9 +140,10 @@ class Knowledge:
 
     @classmethod
     def build(cls, case: Case, profile: Profile, evidence: list[Evidence], steps: list[Logged],
-              kinds: dict[str, str] | None = None) -> "Knowledge":
+              kinds: dict[str, str] | None = None, watermark: str | None = None) -> "Knowledge":
         active = {e.id: e for e in evidence if e.status == "active"}
-        k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps), env=case.subject.environment,
+        k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps, watermark),
+                env=case.subject.environment,
                 kinds=dict(kinds or {}))
         snapshots: list[Ref] = []
         rollouts: list[Ref] = []

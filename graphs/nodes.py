@@ -33,7 +33,8 @@ from tools.retrieval import SearchQuery
 
 def knowledge(deps: Deps, steps: list[Logged] | None = None) -> tuple[Knowledge, Trace, list[Logged]]:
     steps = steps if steps is not None else deps.store.steps(deps.run_id)
-    k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, deps.registry().kinds)
+    k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, deps.registry().kinds,
+                        deps.policy.current().watermark)
     return k, causal_trace(deps.case, k), steps
 
 
@@ -206,7 +207,8 @@ def blocking(deps: Deps, decisions: dict[str, ClaimDecision], k: Knowledge) -> t
             continue
         mine = list(d.blocked_by) if d is not None else []
         if not isinstance(c, CausalChainClaim):
-            mine += [x for lk in k.searches.lookups if lk.claim_id == c.id for x in lk.denied]
+            mine += [x for lk in k.searches.lookups if lk.claim_id == c.id and lk.watermark == k.searches.watermark
+                     for x in lk.denied]
         mine = [x for x in dict.fromkeys(mine) if not deps.policy.current().can_read(x)]
         if mine:
             claims.append(c.id)

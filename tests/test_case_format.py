@@ -71,11 +71,14 @@ def test_front_matter_groups_must_agree_with_the_manifest(case_copy):
         load_sources(case_copy)
 
 
-def test_a_log_line_without_a_timestamp_is_rejected_with_its_line_number(case_copy):
+def test_a_log_line_without_a_timestamp_is_kept_as_unparsed_text_with_its_offsets(case_copy):
     path = next((case_copy / "sources/logs").glob("*.log"))
-    path.write_text(path.read_text() + "no timestamp here\n")
-    with pytest.raises(CaseError, match=r"line \d+"):
-        load_sources(case_copy)
+    text = path.read_text()
+    path.write_text("no timestamp here\n" + text)
+    doc = next(d for d in load_sources(case_copy) if d.kind == "log")
+    bad = doc.unparsed[0]
+    assert doc.text[bad.start:bad.end] == "no timestamp here" and "timestamp" in bad.reason
+    assert len(doc.events) == len(text.strip().splitlines()), "every other line is still an event"
 
 
 def test_the_cli_exits_2_and_writes_nothing_for_a_bad_case(case_copy, tmp_path):

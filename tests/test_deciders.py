@@ -1,7 +1,8 @@
-"""The claim rules on a small case written here, in another domain: each rule can fail.
+"""The claim rules end to end on a small case written here, in another domain: each can fail.
 
-The case: prod/queue-api lags after a release that bumped broker-client 3.0 → 3.1, whose
-3.1 documentation says the default `ack_timeout` changed. Variants flip one fact each.
+The case: prod/queue-api lags after a release that bumped broker-client 3.0 → 3.1 (its
+warning lines name broker-client), whose 3.1 documentation says the default `ack_timeout`
+changed. Variants flip one fact each.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _series(start_min: int, values: list[float]) -> str:
 
 
 def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_applies="3.1.*",
-               with_change=True, cpu_rises=False, lag_rises=True) -> Path:
+               with_change=True, cpu_rises=False, lag_rises=True, log_names_client=True) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "case.yaml").write_text(yaml.safe_dump({
         "format": "investigator/case@1", "id": "T-1", "run_id": "t1", "title": "queue lag",
@@ -37,8 +38,7 @@ def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_ap
         "required_claims": [
             {"id": "symptom", "kind": "metric_shift", "statement": "lag rose", "metric": "lag_ms", "min_ratio": 3},
             {"id": "change", "kind": "change_in_window", "statement": "something changed"},
-            {"id": "cause", "kind": "causal_chain", "statement": "the change caused it", "end_kinds": ["config_key"],
-             "through_change": True, "competitors": ["h_cpu"]},
+            {"id": "cause", "kind": "causal_chain", "statement": "the change caused it", "competitors": ["h_cpu"]},
         ],
     }, sort_keys=False))
     src = root / "sources"
@@ -48,8 +48,10 @@ def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_ap
         "lag.csv": _series(30, base + (hot if lag_rises else [21.0] * 21)),
         "cpu.csv": _series(30, [40.0] * 30 + ([90.0] * 21 if cpu_rises else [41.0] * 21)),
         "queue.log": "".join(
-            f"2026-07-01T09:{m:02d}:00+00:00 WARN queue-api [broker-client] publish to orders timed out after 30 s\n"
-            for m in range(1, 19)),
+            f"2026-07-01T08:{m:02d}:00+00:00 INFO queue-api consumed batch of 50 messages\n" for m in range(30, 60))
+        + "".join(f"2026-07-01T09:{m:02d}:00+00:00 WARN queue-api "
+                  f"{'[broker-client] ' if log_names_client else ''}publish to orders timed out after 30 s\n"
+                  for m in range(1, 19)),
         "broker-client-3.1.md": (
             "---\ndoc_id: broker-client-docs\ntitle: broker-client 3.1\nversion: \"3.1\"\nservice: broker-client\n"
             f"environment: \"*\"\nupdated_at: 2026-06-01T00:00:00+00:00\nstatus: {doc_status}\n"
@@ -99,20 +101,27 @@ def test_the_whole_chain_is_confirmed_when_every_fact_holds(run):
     claims, _ = run()
     assert {k: c.verdict for k, c in claims.items()} == {"symptom": "confirmed", "change": "confirmed",
                                                           "cause": "confirmed"}
-    assert [(h.source, h.target) for h in claims["cause"].path] == [("queue-api", "broker-client"),
-                                                                    ("broker-client", "ack_timeout")]
-
-
-@pytest.mark.parametrize("variant, why", [
-    ({"doc_status": "historical"}, "historical"),
-    ({"doc_trust": "untrusted"}, "untrusted"),
-    ({"doc_applies": "3.0.*"}, "3.0"),
-])
-def test_a_last_hop_from_a_source_that_does_not_apply_is_only_inferred(run, variant, why):
-    claims, _ = run(**variant)
     cause = claims["cause"]
-    assert cause.verdict == "inferred"
-    assert any(why in m for m in cause.missing), cause.missing
+    assert [(h.source, h.target) for h in cause.path] == [("queue-api", "broker-client"),
+                                                         ("broker-client", "ack_timeout")]
+    rc = cause.root_cause
+    assert (rc.entity, rc.kind, rc.change, rc.element, rc.refined) == ("queue-api", "deployment", "DEP-1",
+                                                                      "broker-client", "ack_timeout")
+
+
+@pytest.mark.parametrize("variant", [{"doc_status": "historical"}, {"doc_trust": "untrusted"}, {"doc_applies": "3.0.*"}])
+def test_a_document_that_does_not_apply_never_refines_the_cause(run, variant):
+    claims, _ = run(**variant)
+    rc = claims["cause"].root_cause
+    assert rc is not None and rc.change == "DEP-1" and rc.refined is None
+    assert all(h.target != "ack_timeout" for h in claims["cause"].path)
+
+
+def test_without_a_line_naming_what_changed_a_cause_at_the_subject_is_only_inferred(run):
+    claims, _ = run(log_names_client=False)
+    cause = claims["cause"]
+    assert cause.verdict == "inferred" and cause.root_cause.change == "DEP-1"
+    assert any("naming what it changed" in m for m in cause.missing), cause.missing
 
 
 def test_no_change_in_the_window_refutes_the_change_and_leaves_the_cause_insufficient(run):

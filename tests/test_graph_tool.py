@@ -24,7 +24,7 @@ REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 RESTRICTED = "order-service-security-review-2026q2"
 CANARY = "CANARY-7Q2X-ORDER-SEC"
 RESTRICTED_MARKERS = (CANARY, "SR-0419", "reservation_token", "stock_adjustments", "m.okafor")
-STAGING_ONLY = ("inventory_slow_ms", "fault_injection")  # named only by the staging config
+STAGING_ONLY = ("inventory_slow_ms",)  # named only by the staging config
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,7 @@
 
 Built from the parsed sources (catalog entries and aliases, manifest and sidecar services,
 trace services, Kubernetes pods and nodes, change records, config keys). Config keys match
-in any style — `retry_timeout`, `retryTimeout`, `retry-timeout`, `RETRY_TIMEOUT`,
-`client.retry.timeout` — through one canonical form. Host names resolve to the entity
+in any style — `pool_size`, `poolSize`, `pool-size`, `POOL_SIZE`, `db.pool.size` — through one canonical form. Host names resolve to the entity
 their first label (or whole name, without the profile's DNS suffixes) names; pod names
 resolve to their workload. No model, no download: the same text always yields the same
 mentions.
@@ -33,7 +32,7 @@ RESOURCE_KINDS = frozenset({"node", "host", "cluster", "database", "cache", "que
 
 
 def canon_key(key: str) -> str:
-    """One form for a key in any style: `retryTimeout`, `RETRY-TIMEOUT`, `retry.timeout` → `retry_timeout`."""
+    """One form for a key in any style: `poolSize`, `POOL-SIZE`, `pool.size` → `pool_size`."""
     words = [w for part in _SPLIT.split(key.strip().strip("`'\"")) for w in _CAMEL.split(part) if w]
     return "_".join(w.lower() for w in words)
 
@@ -280,12 +279,14 @@ class EntityExtractor:
         return sorted(found.values(), key=lambda x: (x.start, x.end))
 
     def _key_candidates(self, written: str, at: int) -> list[tuple[str, int, int]]:
-        """The identifier itself, then its dotted leaf (`dependency-client.retry_timeout` → `retry_timeout`)."""
-        out = [(written, at, at + len(written))]
+        """A dotted key's leaf first when it is itself a known key (`some-lib.pool_size` → `pool_size`,
+        the name prose uses), then the identifier as written."""
+        whole = (written, at, at + len(written))
         if "." in written:
             leaf = written.rsplit(".", 1)[1]
-            out.append((leaf, at + len(written) - len(leaf), at + len(written)))
-        return out
+            part = (leaf, at + len(written) - len(leaf), at + len(written))
+            return [part, whole] if canon_key(leaf) in self.keys else [whole, part]
+        return [whole]
 
     def _looks_like_host(self, written: str) -> bool:
         return written.count(".") >= 2 or bool(re.search(r"\.(com|net|org|io|local|internal|svc)$", written))
@@ -294,7 +295,7 @@ class EntityExtractor:
         """Distinct entity names in order of first mention (the graph tool's analyzer)."""
         seen: dict[str, None] = {}
         for m in self.mentions(text):
-            seen.setdefault(m.name if m.kind not in ("config_key", "flag") else m.written, None)
+            seen.setdefault(m.name, None)
         return list(seen)
 
 
