@@ -1,0 +1,833 @@
+"""One incident, decided before anything is written: cause, variant, timing, behaviour, changes.
+
+Everything the expected answers depend on is decided here, in terms of deciding.md:
+onsets along the path (root first, gaps above the 2-minute tolerance), rises that explain
+their callers (at least half of the caller's rise), changes inside or outside the
+`[onset - change_lookback, onset + tolerance]` range, which relations are stated where,
+and which sources the principal cannot read.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+
+from . import vocab
+from .model import Behaviour, Change, Entity, Hypothesis
+from .topology import Topology, build, bump
+
+CAUSES = ["config_push", "deployment", "feature_flag", "certificate", "dns", "noisy_neighbour", "capacity"]
+CAUSE_WEIGHTS = [18, 18, 12, 8, 8, 18, 12]
+
+VARIANTS = ["clean", "snapshot_diff", "hop_in_prose", "two_changes_implicated", "two_changes_unimplicated",
+            "two_roots", "root_telemetry_missing", "relation_missing", "no_candidate", "decisive_change_denied",
+            "root_telemetry_denied", "consumer_changed", "false_alarm"]
+
+RED_HERRINGS = ["innocent_subject_deploy", "innocent_offpath_deploy", "staging_change", "historical_postmortem",
+                "outdated_runbook", "confident_wrong_note", "injection", "old_root_change", "late_sibling_anomaly",
+                "caller_anomaly", "intermediate_deploy", "co_mention", "restricted_note", "mild_rise_hypothesis"]
+
+TOL = timedelta(minutes=2)
+
+
+def _eligible(cause: str, depth: int) -> dict[str, int]:
+    """Variant weights allowed for a cause kind."""
+    change = cause in ("config_push", "deployment", "feature_flag")
+    w: dict[str, int] = {"clean": 34}
+    if cause == "config_push":
+        w["snapshot_diff"] = 14
+    if change:
+        w["two_changes_implicated"] = 9
+        w["two_changes_unimplicated"] = 8
+        w["two_roots"] = 7
+    if cause in ("config_push", "deployment", "feature_flag", "certificate", "dns"):
+        w["decisive_change_denied"] = 7
+        w["no_candidate"] = 4
+    if cause == "capacity":
+        w["no_candidate"] = 10
+    if cause != "noisy_neighbour" and cause not in ("certificate", "dns"):
+        w["root_telemetry_missing"] = 6
+        w["root_telemetry_denied"] = 6
+    if cause == "noisy_neighbour":
+        w["consumer_changed"] = 30
+    w["relation_missing"] = 5
+    if depth >= 2 or cause not in ("noisy_neighbour",):
+        w["hop_in_prose"] = 8
+    return w
+
+
+@dataclass
+class Scenario:
+    seed: int
+    index: int
+    rng: random.Random
+    topo: Topology
+    cause: str
+    variant: str
+    depth: int
+    root_kind: str
+    mode: str
+    env: str
+    staging: str
+    tz: timezone
+    tz_text: str
+    start: datetime
+    end: datetime
+    fired_at: datetime
+    lookback: int = 30
+    baseline: int = 60
+    onset_lead: int = 10
+    behaviour: dict[str, Behaviour] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    red_herrings: list[str] = field(default_factory=list)
+    stated: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # relation -> channels
+    never: set[tuple[str, str]] = field(default_factory=set)
+    hop_via: dict[tuple[str, str], str] = field(default_factory=dict)
+    principal: str = ""
+    groups: list[str] = field(default_factory=list)
+    may_request: bool = False
+    scope: str = "subject"
+    case_id: str = ""
+    prefix: str = "INC"
+    langs: list[str] = field(default_factory=list)
+    canaries: list[str] = field(default_factory=list)
+    restricted: list[str] = field(default_factory=list)
+    denied_telemetry: str | None = None       # an entity whose telemetry is unreadable
+    no_telemetry: set[str] = field(default_factory=set)  # entities with no telemetry source at all
+    late_sibling: str | None = None
+    caller_anomaly: str | None = None
+    symptom: dict = field(default_factory=dict)
+    implicate: str | None = None              # change key whose element the root's errors name
+    prose_hop: tuple[str, str] | None = None
+    prose_lang: str = "en"
+    claim_ids: dict[str, str] = field(default_factory=dict)
+    change_types: list[str] | None = None
+    pods: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # workload -> [(pod, node)]
+    pod_hash: dict[str, str] = field(default_factory=dict)
+    deploy_hist: dict[str, list[tuple[datetime, str, str]]] = field(default_factory=dict)
+
+    # -- the path as the documented rules let the runtime see it ---------------------------
+    @property
+    def subject(self) -> str:
+        return self.topo.subject
+
+    @property
+    def path(self) -> list[str]:
+        return self.topo.path
+
+    def observed_path(self) -> list[str]:
+        """The anomalous path the docs let a reader establish (truncated where a hop or telemetry is missing)."""
+        if self.variant == "false_alarm":
+            return []
+        p = self.path
+        if self.variant in ("root_telemetry_missing", "root_telemetry_denied"):
+            return p[:p.index(self.topo.root)]
+        if self.variant == "relation_missing":
+            if self.topo.consumer:
+                return p[:-1]
+            return p[:p.index(self.topo.root)]
+        return p
+
+    def pod_name(self, name: str) -> str:
+        return self.pods[name][0][0] if self.pods.get(name) else f"{name}-0"
+
+    def t(self, minutes: float) -> datetime:
+        return self.start + timedelta(minutes=minutes)
+
+    def states(self, a: str, b: str, channel: str) -> bool:
+        return channel in self.stated.get((a, b), set())
+
+    def cause_changes(self) -> list[Change]:
+        return [c for c in self.changes if c.role in ("cause", "candidate")]
+
+
+def _ceil5(minutes: float) -> int:
+    return int(math.ceil(minutes / 5.0) * 5)
+
+
+def _minute(dt: datetime) -> datetime:
+    return dt.replace(second=0, microsecond=0)
+
+
+def build_scenario(seed: int, index: int) -> Scenario:
+    rng = random.Random(f"investigator-generator:{seed}:{index}")
+    cause = rng.choices(CAUSES, CAUSE_WEIGHTS)[0]
+    false_alarm = rng.random() < 0.025
+    depth = rng.choices([1, 2, 3, 4, 5], [22, 26, 22, 16, 14])[0]
+    if cause == "noisy_neighbour":
+        depth = max(depth, 2)
+    root_kind = {
+        "config_push": rng.choice(["service", "service", "service", "database", "cache", "queue"]),
+        "deployment": rng.choice(["service"] * 6 + ["database"]),
+        "feature_flag": "service",
+        "certificate": "domain",
+        "dns": "domain",
+        "noisy_neighbour": rng.choice(["database", "database", "cache", "queue", "node", "node"]),
+        "capacity": rng.choice(["service", "service", "database"]),
+    }[cause]
+    weights = _eligible(cause, depth)
+    variant = "false_alarm" if false_alarm else rng.choices(sorted(weights), [weights[k] for k in sorted(weights)])[0]
+    if variant == "hop_in_prose" and root_kind != "service" and depth < 2 and cause != "noisy_neighbour":
+        variant = "clean"
+    if variant == "hop_in_prose" and _service_hops(root_kind, cause, depth) == 0:
+        variant = "clean"
+    size = rng.choice([rng.randint(5, 12), rng.randint(8, 25), rng.randint(15, 60)])
+    topo = build(rng, cause=cause, depth=depth, size=size, root_kind=root_kind, two_roots=variant == "two_roots")
+
+    mode = {
+        "certificate": "errors", "dns": "errors",
+        "feature_flag": rng.choice(["errors", "errors", "latency"]),
+        "deployment": rng.choice(["errors", "latency"]),
+        "config_push": rng.choice(["latency", "latency", "errors"]),
+    }.get(cause, "latency")
+    if root_kind in ("database", "cache", "queue", "node"):
+        mode = "latency"
+
+    tz_text = rng.choice(vocab.TIMEZONES)
+    sign = -1 if tz_text.startswith("-") else 1
+    hh, mm = tz_text[1:].split(":")
+    tz = timezone(sign * timedelta(hours=int(hh), minutes=int(mm)))
+    day = date(2026, 1, 6) + timedelta(days=rng.randint(0, 320))
+    t_s = datetime(day.year, day.month, day.day, rng.randint(0, 22), rng.randint(0, 59), tzinfo=tz)
+    start = t_s - timedelta(minutes=rng.choice([1, 2, 3]))
+    end = start + timedelta(minutes=rng.choice([20, 25, 30, 40]))
+    env = rng.choice(["prod"] * 6 + vocab.PROD_ENVS[1:])
+    sc = Scenario(seed=seed, index=index, rng=rng, topo=topo, cause=cause, variant=variant, depth=depth,
+                  root_kind=root_kind, mode=mode, env=env, staging=rng.choice(vocab.STAGING_ENVS), tz=tz,
+                  tz_text=tz_text, start=start, end=end, fired_at=t_s + timedelta(minutes=rng.choice([3, 4, 5])))
+    sc.prefix = rng.choice(vocab.INCIDENT_PREFIXES)
+    sc.case_id = f"{sc.prefix}-{t_s:%Y%m%d}-s{seed}-{index:04d}"
+    sc.langs = _languages(rng)
+    _pods(sc)
+    _behaviours(sc, t_s)
+    _red_herrings(sc)
+    _relations(sc)
+    _changes(sc)
+    _hypotheses(sc)
+    _access(sc)
+    _symptom(sc)
+    sc.claim_ids = {"symptom": rng.choice(["symptom_window", "latency_spike", "symptom", "alert_symptom"]),
+                    "change": rng.choice(["change_in_window", "deployment_change", "recent_change"]),
+                    "causal": rng.choice(["causal_attribution", "root_cause", "causal_chain", "why"])}
+    sc.change_types = rng.choice([None, None, None, ["deployment"], ["deployment", "config_push", "feature_flag"],
+                                  ["deployment", "config_push", "feature_flag", "certificate", "dns"]])
+    if sc.symptom.get("what") != "lat" and sc.claim_ids["symptom"] == "latency_spike":
+        sc.claim_ids["symptom"] = "error_spike"
+    return sc
+
+
+_K8S_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def k8s_hash(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(_K8S_ALPHABET) for _ in range(n))
+
+
+def _pods(sc: Scenario) -> None:
+    for name, e in sc.topo.entities.items():
+        if e.kind != "service" or not e.in_k8s:
+            continue
+        h = k8s_hash(sc.rng, 10)
+        sc.pod_hash[name] = h
+        sc.pods[name] = [(f"{name}-{h}-{k8s_hash(sc.rng, 5)}", node) for node in e.nodes for _ in range(sc.rng.choice([1, 1, 2]))]
+
+
+def _service_hops(root_kind: str, cause: str, depth: int) -> int:
+    if root_kind == "service":
+        return depth
+    if cause == "noisy_neighbour":
+        return max(0, depth - 2)
+    return max(0, depth - 1)
+
+
+def _languages(rng: random.Random) -> list[str]:
+    primary = rng.choices(["en", "zh", "de"], [55, 30, 15])[0]
+    others = [x for x in ("en", "zh", "de") if x != primary]
+    return [primary] + ([rng.choice(others)] if rng.random() < 0.6 else [])
+
+
+# -- behaviour ------------------------------------------------------------------------------
+
+def _base_latency(rng: random.Random, e: Entity) -> float:
+    if e.kind == "database":
+        return rng.uniform(3, 40)
+    if e.kind == "cache":
+        return rng.uniform(0.6, 4)
+    return rng.uniform(15, 160)
+
+
+def _behaviours(sc: Scenario, t_s: datetime) -> None:
+    rng, topo = sc.rng, sc.topo
+    ents = topo.entities
+    for name, e in ents.items():
+        b = Behaviour(mode=sc.mode, lat_base=round(_base_latency(rng, e), 2), err_base=round(rng.uniform(0.05, 0.9), 2),
+                      traffic_base=round(rng.uniform(20, 1800), 1), sat_base=round(rng.uniform(20, 55), 1))
+        if e.kind == "queue":
+            b.sat_base = round(rng.uniform(20, 400))
+        if e.kind == "node":
+            b.sat_base = round(rng.uniform(18, 48), 1)
+        sc.behaviour[name] = b
+    sc.behaviour[sc.subject].lat_base = round(rng.uniform(90, 420), 1)
+    # a caller is slower than what it calls, so its spans contain theirs
+    chain = topo.chain
+    for a, b in reversed(list(zip(chain, chain[1:]))):
+        sc.behaviour[a].lat_base = round(max(sc.behaviour[a].lat_base, sc.behaviour[b].lat_base + rng.uniform(8, 60)), 1)
+    for s, sibs in topo.siblings.items():
+        for x in sibs:
+            sc.behaviour[x].lat_base = round(min(sc.behaviour[x].lat_base, sc.behaviour[s].lat_base * 0.6), 2)
+    for q in topo.branch:
+        sc.behaviour[q].lat_base = round(min(sc.behaviour[q].lat_base, sc.behaviour[chain[0]].lat_base * 0.6), 2)
+    if sc.variant == "false_alarm":
+        return
+
+    path = topo.path
+    # onsets: subject at t_s, each dependency earlier by a gap above the tolerance
+    onsets: dict[str, datetime] = {path[0]: t_s}
+    for a, b in zip(path, path[1:]):
+        if b == topo.consumer:
+            onsets[b] = onsets[a] - timedelta(minutes=rng.choice([2, 3, 4]))
+        elif ents[b].kind == "domain":
+            onsets[b] = onsets[a] + timedelta(seconds=rng.randint(8, 40))  # first caller line naming it
+        else:
+            onsets[b] = onsets[a] - timedelta(minutes=rng.choice([3, 4, 5]))
+    root = topo.root
+    if sc.variant == "two_roots":
+        q = topo.branch[0]
+        onsets[q] = onsets[root] + timedelta(minutes=1)
+
+    # rises, root first: every dependency's rise is most of its caller's (>= 0.5 needed)
+    chain_up = [x for x in reversed(path) if x != topo.consumer and ents[x].kind != "domain"]
+    if sc.mode == "latency":
+        top = rng.uniform(500, 3200)
+        deltas: dict[str, float] = {}
+        d = top
+        for x in chain_up:
+            deltas[x] = d
+            d = d * rng.uniform(1.03, 1.14) + rng.uniform(0, 40)
+        # every rise well above its own threshold (4x its base, subject 6x)
+        need = max(max(sc.behaviour[x].lat_base * (6 if x == sc.subject else 4) / deltas[x] for x in chain_up), 1.0)
+        for x in chain_up:
+            deltas[x] = round(deltas[x] * need, 1)
+        for x in chain_up:
+            sc.behaviour[x].lat_delta = deltas[x]
+        if sc.variant == "two_roots":
+            q = topo.branch[0]
+            sc.behaviour[q].lat_delta = round(deltas[sc.subject] / rng.uniform(1.05, 1.25), 1)
+            sc.behaviour[q].lat_base = min(sc.behaviour[q].lat_base, sc.behaviour[q].lat_delta / 5)
+    else:
+        big = rng.random() < 0.35
+        e0 = rng.uniform(55, 75) if big else rng.uniform(9, 45)
+        d = e0
+        for x in chain_up:
+            sc.behaviour[x].err_delta = round(min(d, 96 - sc.behaviour[x].err_base), 2)
+            d = d * rng.uniform(1.0, 1.07)
+        if sc.variant == "two_roots":
+            q = topo.branch[0]
+            sc.behaviour[q].err_delta = round(sc.behaviour[sc.subject].err_delta / rng.uniform(1.05, 1.3), 2)
+        sc.symptom["big_errors"] = big
+
+    for x, t in onsets.items():
+        b = sc.behaviour[x]
+        if x == topo.consumer:
+            if topo.hot_node:
+                b.sat_base = round(rng.uniform(0.15, 0.6), 2)     # cores
+                b.sat_delta = round(b.sat_base * rng.uniform(8, 18), 2)
+                b.sat_onset = t
+            else:
+                b.traffic_delta = round(b.traffic_base * rng.uniform(4, 12), 1)
+                b.traffic_onset = t
+            continue
+        if ents[x].kind == "domain":
+            b.onset = t
+            continue
+        if x == root and ents[x].kind == "node":
+            b.sat_delta = round(rng.uniform(96.5, 99.5) - b.sat_base, 1)
+            b.sat_onset = t
+            continue
+        if x == root and ents[x].kind == "queue":
+            b.sat_delta = round(b.sat_base * rng.uniform(60, 400))
+            b.sat_onset = t
+            continue
+        b.onset = t
+    if sc.cause == "capacity":
+        b = sc.behaviour[root]
+        b.traffic_delta = round(b.traffic_base * rng.uniform(2.5, 6), 1)
+        b.traffic_onset = b.onset
+        b.onset = b.onset + timedelta(minutes=1)
+    if sc.variant == "two_roots":
+        sc.behaviour[topo.branch[0]].onset = onsets[topo.branch[0]]
+
+    earliest = min([t for t in onsets.values()])
+    sc.onset_lead = max(10, _ceil5((sc.start - earliest).total_seconds() / 60 + 4))
+    sc.baseline = sc.onset_lead + rng.choice([60, 60, 75, 90])
+
+
+def onset_of(sc: Scenario, name: str) -> datetime | None:
+    """The onset of an entity: its first departing signal."""
+    b = sc.behaviour.get(name)
+    if b is None:
+        return None
+    ts = [t for t in (b.onset, b.traffic_onset, b.sat_onset) if t is not None]
+    return min(ts) if ts else None
+
+
+# -- red herrings ---------------------------------------------------------------------------
+
+def _red_herrings(sc: Scenario) -> None:
+    rng, v = sc.rng, sc.variant
+    p = {"innocent_subject_deploy": 0.4, "innocent_offpath_deploy": 0.6, "staging_change": 0.5,
+         "historical_postmortem": 0.6, "outdated_runbook": 0.6, "confident_wrong_note": 0.5, "injection": 0.5,
+         "old_root_change": 0.45, "late_sibling_anomaly": 0.25, "caller_anomaly": 0.2, "intermediate_deploy": 0.15,
+         "restricted_note": 0.85, "mild_rise_hypothesis": 0.25}
+    out = [k for k, prob in p.items() if rng.random() < prob]
+    if v == "decisive_change_denied":
+        out = [x for x in out if x not in ("innocent_subject_deploy", "intermediate_deploy")]
+    if v == "relation_missing":
+        out.append("co_mention")
+    if v == "false_alarm":
+        out = [x for x in out if x not in ("late_sibling_anomaly", "caller_anomaly", "intermediate_deploy")]
+    topo = sc.topo
+    chain_services = [x for x in topo.chain if x in sc.behaviour and sc.behaviour[x].onset is not None]
+    if "late_sibling_anomaly" in out:
+        cands = [(s, x) for s in chain_services for x in topo.siblings.get(s, [])
+                 if topo.entities[x].kind in ("service", "database", "cache")]
+        cands = [(s, x) for s, x in cands if sc.behaviour[s].onset + timedelta(minutes=9) <= sc.end]
+        if cands:
+            s, x = rng.choice(cands)
+            b = sc.behaviour[x]
+            b.mode = "latency"
+            b.onset = sc.behaviour[s].onset + timedelta(minutes=rng.choice([5, 6, 7]))
+            b.lat_delta = round(b.lat_base * rng.uniform(6, 20), 1)
+            b.late = True
+            sc.late_sibling = x
+        else:
+            out.remove("late_sibling_anomaly")
+    if "caller_anomaly" in out:
+        if topo.callers and sc.behaviour[sc.subject].onset + timedelta(minutes=8) <= sc.end:
+            x = topo.callers[0]
+            b = sc.behaviour[x]
+            b.mode = sc.mode
+            b.onset = sc.behaviour[sc.subject].onset + timedelta(minutes=rng.choice([1, 2, 3]))
+            b.lat_delta = sc.behaviour[sc.subject].lat_delta
+            b.err_delta = sc.behaviour[sc.subject].err_delta
+            b.lat_base = sc.behaviour[sc.subject].lat_base * 1.1
+            sc.caller_anomaly = x
+        else:
+            out.remove("caller_anomaly")
+    if "intermediate_deploy" in out and len(topo.chain) < 3:
+        out.remove("intermediate_deploy")
+    sc.red_herrings = out
+
+
+# -- changes --------------------------------------------------------------------------------
+
+_ID = {"deployment": "DEP", "config_push": "CFG", "feature_flag": "FF", "certificate": "CERT", "dns": "DNS",
+       "rollback": "RB", "infrastructure": "INFRA"}
+
+
+def _change_id(sc: Scenario, ctype: str, when: datetime) -> str:
+    return f"{_ID[ctype]}-{when:%Y%m%d}-{sc.rng.randint(100, 9999):04d}"
+
+
+def _key_words(sc: Scenario, avoid: list[list[str]] | None = None) -> list[str]:
+    avoid = avoid or []
+    pool = [k for k in vocab.KEY_WORDS if k not in avoid]
+    return list(sc.rng.choice(pool))
+
+
+def _config_values(sc: Scenario, words: list[str]) -> tuple[str, str]:
+    r = sc.rng
+    if words[-1] in ("ms", "s", "seconds", "kb"):
+        a = r.choice([50, 100, 200, 250, 500, 800, 1000, 2000])
+        return str(a), str(a * r.choice([4, 8, 10, 20]) if r.random() < 0.5 else max(1, a // r.choice([5, 10, 20])))
+    if words[0] in ("tls", "dns"):
+        return r.choice([("true", "false"), ("300", "0")])
+    a = r.choice([4, 8, 16, 32, 50, 64, 100, 128, 200])
+    return str(a), str(max(1, a // r.choice([4, 8, 16])) if r.random() < 0.6 else a * r.choice([4, 8]))
+
+
+def _make_change(sc: Scenario, ctype: str, service: str, completed: datetime, *, env: str | None = None,
+                 role: str = "herring", fmt: str = "record", avoid_keys: list[list[str]] | None = None) -> Change:
+    r = sc.rng
+    env = env or sc.env
+    started = completed - timedelta(minutes=r.randint(1, 9), seconds=r.randint(0, 59))
+    ch = Change(key=f"c{len(sc.changes)}", type=ctype, service=service, env=env, started=started,
+                completed=completed, fmt=fmt, role=role, actor=r.choice(vocab.PEOPLE))
+    e = sc.topo.entities.get(service)
+    if ctype == "deployment":
+        ch.version_from, ch.version_to = _versions(sc, service, completed, env)
+        if e and e.components and r.random() < 0.4:
+            comp = r.choice(e.components)
+            a = f"{r.randint(1, 5)}.{r.randint(0, 9)}.{r.randint(0, 9)}"
+            ch.dependency_changes.append((comp, a, bump(r, a)))
+        if fmt == "record" and r.random() < 0.35:
+            words = _key_words(sc, avoid_keys)
+            f, t = _config_values(sc, words)
+            ch.config_changes.append((vocab.key_style(words, r.choice(["snake", "camel", "dotted"])), f, t))
+            ch.ref["words"] = [words]
+    elif ctype == "config_push":
+        n = r.choice([1, 1, 1, 2, 3])
+        ws: list[list[str]] = []
+        for _ in range(n):
+            words = _key_words(sc, (avoid_keys or []) + ws)
+            ws.append(words)
+            f, t = _config_values(sc, words)
+            ch.config_changes.append((vocab.key_style(words, r.choice(["snake", "snake", "camel", "dotted", "kebab"])), f, t))
+        ch.ref["words"] = ws
+    elif ctype == "feature_flag":
+        words = r.choice(vocab.FLAG_WORDS)
+        name = vocab.key_style(list(words), r.choice(["kebab", "kebab", "snake", "dotted"]))
+        ch.flag = (name, "false", "true") if r.random() < 0.8 else (name, "true", "false")
+        ch.ref["words"] = [list(words)]
+    ch.id = None if fmt in ("helm", "argocd", "rollout", "flags", "snapshot") else _change_id(sc, ctype, completed)
+    sc.changes.append(ch)
+    return ch
+
+
+def _unbump(rng: random.Random, version: str) -> str:
+    if version.startswith("build-"):
+        return f"build-{max(100, int(version[6:]) - rng.randint(1, 400))}"
+    a, b, c = (version.split(".") + ["0", "0"])[:3]
+    if len(a) == 4:  # calendar
+        return f"{a}.{int(b) - 1:02d}.{rng.randint(0, 4)}" if int(b) > 1 else f"{int(a) - 1}.12.{rng.randint(0, 4)}"
+    if int(c) > 0:
+        return f"{a}.{b}.{int(c) - 1}"
+    if int(b) > 0:
+        return f"{a}.{int(b) - 1}.{rng.randint(0, 9)}"
+    return f"{max(0, int(a) - 1)}.{rng.randint(0, 20)}.0"
+
+
+def _versions(sc: Scenario, service: str, completed: datetime, env: str) -> tuple[str, str]:
+    """Versions of a deployment, consistent with the entity's other deployments."""
+    e = sc.topo.entities.get(service)
+    if e is None or not e.version:
+        v = f"{sc.rng.randint(1, 9)}.{sc.rng.randint(0, 20)}.{sc.rng.randint(0, 9)}"
+        return v, bump(sc.rng, v)
+    if env != sc.env:
+        return e.version, bump(sc.rng, e.version)
+    hist = sc.deploy_hist.setdefault(service, [])
+    if not hist or completed > max(h[0] for h in hist):
+        frm = e.version
+        to = bump(sc.rng, frm)
+        e.version = to
+    else:
+        to = min(hist)[1]
+        frm = _unbump(sc.rng, to)
+    hist.append((completed, frm, to))
+    return frm, to
+
+
+def _pick_fmt(sc: Scenario, ctype: str, service: str, *, allow_history: bool = True) -> str:
+    r = sc.rng
+    e = sc.topo.entities.get(service)
+    if sc.prose_hop and service in sc.prose_hop:
+        allow_history = False        # its deployed version must stay a plain version (document applicability)
+    if any(c.service == service and c.fmt in ("helm", "argocd", "rollout") for c in sc.changes):
+        allow_history = False        # one history per release; its other deployments are records
+    if ctype == "deployment" and allow_history and e is not None and e.kind == "service":
+        return r.choices(["record", "helm", "argocd", "rollout"], [55, 17, 14, 14])[0]
+    if ctype == "feature_flag" and allow_history:
+        return r.choice(["record", "flags"])
+    return "record"
+
+
+def _changes(sc: Scenario) -> None:
+    r, topo, v = sc.rng, sc.topo, sc.variant
+    root = topo.root
+    t_root = onset_of(sc, root) if v != "false_alarm" else None
+    in_scope: list[datetime] = []
+
+    def before(t: datetime, lo: int, hi: int) -> datetime:
+        return t - timedelta(minutes=r.randint(lo, hi), seconds=r.randint(0, 59))
+
+    if v != "false_alarm" and sc.cause in ("config_push", "deployment", "feature_flag", "certificate", "dns"):
+        ctype = sc.cause
+        simple = v in ("decisive_change_denied", "two_changes_implicated", "two_changes_unimplicated", "two_roots")
+        fmt = "snapshot" if v == "snapshot_diff" else _pick_fmt(sc, ctype, root, allow_history=not simple)
+        svc = root
+        if ctype in ("certificate", "dns"):
+            svc = f"{r.choice(['edge', 'platform', 'netops', 'pki', 'dns'])}-{r.choice(['admin', 'automation', 'ops'])}"
+        when = before(t_root, 3, 14)
+        if v == "no_candidate":
+            when = t_root - timedelta(hours=r.randint(3, 30), minutes=r.randint(0, 59))  # well before any lookback
+        ch = _make_change(sc, ctype, svc, when, role="herring" if v == "no_candidate" else "cause", fmt=fmt)
+        if ctype in ("certificate", "dns"):
+            ch.target = root
+        if v == "decisive_change_denied":
+            ch.denied = True
+        if v != "no_candidate":
+            in_scope.append(ch.completed)
+        if v in ("two_changes_implicated", "two_changes_unimplicated"):
+            kinds = ("deployment", "config_push", "feature_flag") if topo.entities[root].kind == "service" \
+                else ("deployment", "config_push")
+            other_type = r.choice([t for t in kinds if t != ctype])
+            when2 = before(t_root, 2, 22)
+            while abs((when2 - when).total_seconds()) < 90:
+                when2 = before(t_root, 2, 22)
+            other = _make_change(sc, other_type, root, when2, role="candidate",
+                                 avoid_keys=ch.ref.get("words"))
+            in_scope.append(other.completed)
+            if v == "two_changes_unimplicated":
+                ch.role = "candidate"
+            sc.implicate = ch.key if v == "two_changes_implicated" else None
+        elif v != "no_candidate" and r.random() < 0.6:
+            sc.implicate = ch.key          # the root's errors name what the change changed
+        if v == "two_roots":
+            q = topo.branch[0]
+            qt = r.choice(["deployment", "config_push", "feature_flag"])
+            c2 = _make_change(sc, qt, q, before(onset_of(sc, q), 3, 12), role="cause2")
+            in_scope.append(c2.completed)
+    if sc.cause == "noisy_neighbour" and v == "consumer_changed":
+        c = topo.consumer
+        ctype = r.choice(["deployment", "deployment", "config_push", "feature_flag"])
+        ch = _make_change(sc, ctype, c, before(onset_of(sc, c), 3, 12), role="cause",
+                          fmt=_pick_fmt(sc, ctype, c))
+        in_scope.append(ch.completed)
+
+    # red-herring changes
+    rh = sc.red_herrings
+    if "intermediate_deploy" in rh:
+        mids = [x for x in topo.chain[1:] if x != root and onset_of(sc, x)]
+        if mids:
+            x = r.choice(mids)
+            ch = _make_change(sc, "deployment", x, before(onset_of(sc, x), 2, 9), fmt=_pick_fmt(sc, "deployment", x))
+            in_scope.append(ch.completed)
+        else:
+            rh.remove("intermediate_deploy")
+    if "innocent_subject_deploy" in rh:
+        lo = sc.start - timedelta(minutes=15)
+        when = lo + timedelta(seconds=r.randint(0, int((sc.end - lo).total_seconds()) - 120))
+        if root == sc.subject:
+            rh.remove("innocent_subject_deploy")
+        else:
+            ctype = r.choice(["deployment", "deployment", "config_push"])
+            ch = _make_change(sc, ctype, sc.subject, when, fmt=_pick_fmt(sc, ctype, sc.subject))
+            in_scope.append(ch.completed)
+
+    lb = _ceil5(max((sc.start - t).total_seconds() / 60 + 6 for t in in_scope) if in_scope else 0)
+    sc.lookback = max(30, lb, sc.onset_lead + 5) if in_scope else r.choice([30, 45, 60])
+    sc.lookback = max(sc.lookback, 30)
+
+    if "innocent_offpath_deploy" in rh:
+        others = [n for n, e in topo.entities.items() if e.kind == "service" and n not in topo.path
+                  and n not in topo.branch and n not in topo.consumers and n != sc.late_sibling
+                  and n != sc.caller_anomaly]
+        if others:
+            x = r.choice(sorted(others))
+            when = sc.start + timedelta(minutes=r.randint(-10, 12), seconds=r.randint(0, 59))
+            ctype = r.choice(["deployment", "deployment", "config_push", "feature_flag"])
+            _make_change(sc, ctype, x, when, fmt=_pick_fmt(sc, ctype, x))
+        else:
+            rh.remove("innocent_offpath_deploy")
+    if "old_root_change" in rh:
+        if topo.entities[root].kind in ("service", "database", "cache", "queue"):
+            anchor = min(t_root or sc.start, sc.start)
+            when = anchor - timedelta(minutes=sc.lookback) - timedelta(hours=r.randint(2, 150), minutes=r.randint(0, 59))
+            ctype = "deployment" if topo.entities[root].kind == "service" else "config_push"
+            _make_change(sc, ctype, root, when, fmt=_pick_fmt(sc, ctype, root))
+        else:
+            rh.remove("old_root_change")
+    if "staging_change" in rh:
+        tgt = root if topo.entities[root].kind in ("service", "database", "cache", "queue") else sc.subject
+        cause = next((c for c in sc.changes if c.role == "cause" and c.config_changes), None)
+        when = sc.start + timedelta(minutes=r.randint(-40, 5), seconds=r.randint(0, 59))
+        ch = _make_change(sc, "config_push", tgt, when, env=sc.staging)
+        if cause is not None and cause.service == tgt:
+            k, f, t = cause.config_changes[0]
+            ch.config_changes = [(k, f, str(int(t) * 2) if t.isdigit() else t)]
+            ch.ref["words"] = cause.ref.get("words", [])[:1]
+
+
+# -- relations ------------------------------------------------------------------------------
+
+_SERVICE_CHANNELS = ["catalog", "config", "trace", "log_phrase", "log_field"]
+
+
+def _relations(sc: Scenario) -> None:
+    r, topo, ents = sc.rng, sc.topo, sc.topo.entities
+    path = topo.path
+    hops: list[tuple[str, str]] = []
+    for a, b in zip(path, path[1:]):
+        hops.append((b, a) if b == topo.consumer else (a, b))     # the consumer depends on the root
+    if topo.branch:
+        hops.append((topo.subject, topo.branch[0]))
+
+    def channels(a: str, b: str) -> list[str]:
+        kb = ents[b].kind
+        if kb == "node":
+            return ["k8s", "k8s", "catalog"]
+        if kb == "domain":
+            return ["config", "log_phrase", "catalog"]
+        if kb in ("database", "cache"):
+            return ["catalog", "config", "trace", "log_field"]
+        if kb == "queue":
+            return ["catalog", "config", "log_phrase", "log_field"]
+        if ents[a].kind == "node":
+            return ["k8s"]
+        return _SERVICE_CHANNELS
+
+    if sc.variant == "relation_missing":
+        if topo.consumer is not None:
+            sc.never.add((topo.consumer, topo.root))
+        else:
+            sc.never.add((path[path.index(topo.root) - 1], topo.root))
+    if sc.variant == "hop_in_prose":
+        cands = [(a, b) for a, b in hops if ents[a].kind == "service" and ents[b].kind == "service"
+                 and b != topo.consumer and a != topo.consumer]
+        if cands:
+            sc.prose_hop = r.choice(cands)
+            sc.prose_lang = r.choice(["en", "en", "zh", "de"])
+        else:
+            sc.variant = "clean"
+    for a, b in hops:
+        if (a, b) in sc.never:
+            sc.hop_via[(a, b)] = "none"
+            sc.stated[(a, b)] = set()
+            continue
+        if (a, b) == sc.prose_hop:
+            sc.hop_via[(a, b)] = "prose"
+            sc.stated[(a, b)] = {"prose"}
+            continue
+        opts = channels(a, b)
+        if b == topo.root and sc.variant in ("root_telemetry_missing", "root_telemetry_denied"):
+            opts = [o for o in opts if o in ("catalog", "config", "k8s")] or ["catalog"]
+        if ents[b].kind == "domain" and sc.mode == "errors":
+            opts = [o for o in opts if o != "trace"]
+        via = r.choice(opts)
+        sc.hop_via[(a, b)] = via
+        extra = {o for o in opts if r.random() < 0.3 and o not in ("trace",)}
+        if b == topo.root and sc.variant in ("root_telemetry_missing", "root_telemetry_denied"):
+            extra = {o for o in extra if o in ("catalog", "config", "k8s")}
+        sc.stated[(a, b)] = {via} | extra
+    # every other true relation: stated somewhere ordinary
+    for name, e in ents.items():
+        for d in e.deps:
+            if (name, d) in sc.stated or (name, d) in sc.never:
+                continue
+            opts = ["catalog", "config", "log_phrase", "log_field"]
+            if ents[d].kind in ("database", "cache", "queue"):
+                opts = ["catalog", "config", "log_field"]
+            sc.stated[(name, d)] = {o for o in opts if r.random() < 0.45} or {"catalog"}
+        for n in e.nodes:
+            if ents.get(n) and ents[n].kind == "node":
+                sc.stated.setdefault((name, n), {"k8s"} if e.in_k8s else {"catalog"})
+    if sc.variant in ("root_telemetry_missing", "root_telemetry_denied", "relation_missing"):
+        # the caller of the unreachable root never names it in a warning (it would make the root
+        # "anomalous as seen by its callers", deciding.md §3)
+        for (a, b), ch in sc.stated.items():
+            if b == topo.root and a != topo.consumer:
+                ch.discard("log_phrase")
+                ch.discard("log_field")
+                ch.discard("trace")
+    if topo.hot_node:
+        # a node hop is a placement; it is stated by Kubernetes output or the catalog
+        for (a, b), ch in list(sc.stated.items()):
+            if b == topo.hot_node and (a, b) not in sc.never:
+                sc.stated[(a, b)] = {c for c in ch if c in ("k8s", "catalog")} or {"k8s"}
+
+
+# -- hypotheses -----------------------------------------------------------------------------
+
+_HYPS = [
+    ("db_pool_exhausted", "db_wait_ms", "latency", "ms", 2.0,
+     {"en": "The database connection pool of {s} is exhausted, so requests queue for a connection.",
+      "zh": "{s} 的数据库连接池耗尽，请求排队等待连接。", "de": "Der Datenbank-Verbindungspool von {s} ist erschöpft."},
+     ["connection pool", "连接池", "Verbindungspool"]),
+    ("cpu_saturation", "cpu_utilization_pct", "saturation", "%", 1.5,
+     {"en": "{s} is CPU-bound: its pods saturate their CPU.", "zh": "{s} CPU 打满，处理变慢。",
+      "de": "{s} ist CPU-gebunden; die Pods sind ausgelastet."},
+     ["CPU saturation", "CPU 打满", "CPU-Auslastung"]),
+    ("gc_pauses", "gc_pause_ms", "latency", "ms", 2.0,
+     {"en": "Long garbage-collection pauses in {s} stall requests.", "zh": "{s} 的 GC 停顿过长导致请求卡顿。",
+      "de": "Lange GC-Pausen in {s} blockieren Anfragen."},
+     ["GC pause", "GC 停顿", "GC-Pausen"]),
+    ("heap_pressure", "heap_used_pct", "saturation", "%", 1.4,
+     {"en": "{s} runs out of heap and thrashes.", "zh": "{s} 堆内存不足。", "de": "{s} hat zu wenig Heap."},
+     ["heap", "堆内存", "Heap"]),
+    ("thread_starvation", "worker_threads_busy", "saturation", "count", 1.8,
+     {"en": "The worker thread pool of {s} is starved.", "zh": "{s} 的工作线程池被占满。",
+      "de": "Der Worker-Thread-Pool von {s} ist voll."},
+     ["thread pool", "线程池", "Thread-Pool"]),
+    ("traffic_surge", "requests_per_second", "traffic", "rps", 2.0,
+     {"en": "A traffic surge on {s} overloads it.", "zh": "{s} 流量突增导致过载。",
+      "de": "Ein Lastanstieg auf {s} überlastet den Dienst."},
+     ["traffic spike", "流量突增", "Lastspitze"]),
+]
+
+
+def _hypotheses(sc: Scenario) -> None:
+    r = sc.rng
+    s = sc.subject
+    pool = list(_HYPS)
+    r.shuffle(pool)
+    n_ref = r.choice([1, 1, 2])
+    out: list[Hypothesis] = []
+    for hid, metric, role, unit, ratio, text, phrases in pool[:n_ref]:
+        ent = s
+        out.append(Hypothesis(id=hid, statement=text["en"].format(s=s), mentioned_by=list(phrases),
+                              metric=metric, entity=ent, direction="up", min_ratio=ratio,
+                              outcome="refuted", competitor=True))
+    if "mild_rise_hypothesis" in sc.red_herrings and out:
+        out[0].min_ratio = max(out[0].min_ratio, 2.0)
+        out[0].source_hint = "mild"
+    elif "mild_rise_hypothesis" in sc.red_herrings:
+        sc.red_herrings.remove("mild_rise_hypothesis")
+    # a hypothesis that holds (not a competitor): a dependency on the path did slow down
+    obs = sc.observed_path()
+    cands = [x for x in obs[1:] if sc.topo.entities[x].kind in ("service", "database", "cache")
+             and sc.behaviour[x].onset is not None and x != sc.denied_telemetry]
+    if cands and r.random() < 0.45 and sc.variant not in ("root_telemetry_denied",):
+        x = cands[0]
+        m = "dep_latency_ms" if sc.mode == "latency" else "dep_error_pct"
+        out.append(Hypothesis(id=f"{x.split('-')[0]}_degraded", statement=f"{x} degraded before {s} did.",
+                              mentioned_by=[x], metric=m, entity=x, direction="up", min_ratio=1.5,
+                              outcome="confirmed", competitor=False))
+    sc.hypotheses = out
+
+
+# -- access ---------------------------------------------------------------------------------
+
+def _access(sc: Scenario) -> None:
+    r = sc.rng
+    sc.groups = list(r.choice(vocab.ONCALL_GROUPS))
+    sc.principal = f"{r.choice(['oncall', 'sre', 'ops'])}-{r.choice(vocab.PEOPLE).split('.')[-1]}"
+    sc.may_request = r.random() < 0.5
+    sc.restricted = r.sample(vocab.RESTRICTED_GROUPS, k=2)
+    n_can = 1 + (r.random() < 0.5) if "restricted_note" in sc.red_herrings else 0
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    sc.canaries = [f"CANARY-{''.join(r.choice(alphabet) for _ in range(4))}-{''.join(r.choice(alphabet) for _ in range(6))}"
+                   for _ in range(n_can)]
+    if sc.variant == "root_telemetry_denied":
+        sc.denied_telemetry = sc.topo.root
+    if sc.variant == "root_telemetry_missing":
+        sc.no_telemetry.add(sc.topo.root)
+    if sc.variant == "decisive_change_denied":
+        sc.scope = "path"
+    elif sc.variant == "root_telemetry_denied":
+        sc.scope = "subject"
+    else:
+        sc.scope = r.choice(["subject", "path"])
+
+
+# -- symptom --------------------------------------------------------------------------------
+
+def _symptom(sc: Scenario) -> None:
+    r = sc.rng
+    b = sc.behaviour[sc.subject]
+    if sc.mode == "latency" or sc.variant == "false_alarm":
+        metric = r.choice(["p95_latency_ms", "http_p95_ms", "latency_p95_ms", "api_latency_p95_ms"])
+        sc.symptom.update(what="lat", metric=metric, unit="ms", role="latency", direction="up",
+                          min_ratio=r.choice([1.5, 2.0, 3.0]))
+        if sc.variant != "false_alarm":
+            ratio = (b.lat_base + b.lat_delta) / b.lat_base
+            sc.symptom["min_ratio"] = min(sc.symptom["min_ratio"], max(1.5, round(ratio / 2, 1)))
+    elif sc.symptom.get("big_errors") and r.random() < 0.6:
+        sc.symptom.update(what="avail", metric=r.choice(["availability_pct", "success_rate_pct"]), unit="%",
+                          role="availability", direction="down", min_ratio=1.5)
+    else:
+        metric = r.choice(["error_rate_pct", "http_5xx_pct", "errors_pct", "failure_rate_pct"])
+        sc.symptom.update(what="err", metric=metric, unit="%", role="errors", direction="up",
+                          min_ratio=r.choice([2.0, 3.0, 5.0]))
