@@ -15,7 +15,7 @@ from .logs import write_logs
 from .metrics import write_metrics
 from .plan import Plan, make_plan
 from .prose import write_catalog, write_prose
-from .scenario import Scenario
+from .scenario import Scenario, onset_of
 from .traces import write_traces
 
 
@@ -169,10 +169,14 @@ def metadata(sc: Scenario, plan: Plan, bundle: Bundle) -> dict:
     tags = sorted({t for s in bundle.sources for t in s.tags if not t.startswith(("herring/", "lang/"))})
     langs = sorted({t[5:] for s in bundle.sources for t in s.tags if t.startswith("lang/")})
     return {"seed": sc.seed, "index": sc.index, "cause_kind": sc.cause, "root_kind": sc.root_kind, "depth": len(sc.path) - 1,
-            "variant": sc.variant, "mode": sc.mode, "red_herrings": sorted(sc.red_herrings), "formats": tags,
+            "variant": sc.variant, "root_entity": sc.topo.root if sc.variant != "false_alarm" else None,
+            "consumer": sc.topo.consumer, "mode": sc.mode, "red_herrings": sorted(sc.red_herrings), "formats": tags,
             "languages": langs, "true_path": sc.path, "true_root": sc.path[-1] if sc.path else None,
             "scope": sc.scope, "services": sum(1 for e in sc.topo.entities.values() if e.kind == "service"),
-            "sources": len(bundle.sources), "causal_verdict": causal_verdict(sc), "stop_reason": stop_reason(sc)}
+            "sources": len(bundle.sources), "causal_verdict": causal_verdict(sc), "stop_reason": stop_reason(sc),
+            "onsets": {x: iso_offset(t) for x in sc.topo.entities if (t := onset_of(sc, x)) is not None},
+            "late_anomalies": ({sc.late_sibling: sc.late_parent} if sc.late_sibling else {}),
+            "caller_anomaly": sc.caller_anomaly}
 
 
 def write_case(sc: Scenario, out: Path) -> Path:

@@ -34,12 +34,11 @@ def _in_window(sc: Scenario, c: Change) -> bool:
 
 
 def change_in_window(sc: Scenario, scope_entities: list[str], types: list[str] | None) -> tuple[str, list[Change]]:
-    rel = [c for c in sc.changes if c.env == sc.env and (c.service in scope_entities or c.target in scope_entities)
-           and _in_window(sc, c) and (types is None or c.type in types)]
-    found = [c for c in rel if not c.denied]
+    rel = [c for c in sc.changes if c.env == sc.env and (c.service in scope_entities or c.target in scope_entities)]
+    found = [c for c in rel if not c.denied and _in_window(sc, c) and (types is None or c.type in types)]
     if found:
         return "confirmed", found
-    if any(c.denied for c in rel):
+    if any(c.denied for c in rel):          # an unreadable record's type is unknown: it may be one of `types`
         return "insufficient", []
     return "refuted", []
 

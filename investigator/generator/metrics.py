@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from .bundle import Bundle, Source, epoch, iso, iso_offset, num
+from .bundle import Bundle, Source, epoch, iso, iso_offset, num, yq
 from .plan import Plan, SeriesSpec
 from .scenario import Scenario
 
@@ -70,7 +70,7 @@ def points(sc: Scenario, s: SeriesSpec) -> list[tuple[datetime, float | None]]:
 
 
 def _sidecar(sc: Scenario, s: SeriesSpec) -> str:
-    lines = [f"metric: {s.metric}", f"service: {s.entity}", f"environment: {s.env or sc.env}", f"unit: {s.unit}"]
+    lines = [f"metric: {s.metric}", f"service: {s.entity}", f"environment: {s.env or sc.env}", f"unit: {yq(s.unit)}"]
     if sc.rng.random() < 0.8:
         lines.append(f"role: {s.role}")
     if s.unit == "%" and s.role == "saturation":
@@ -153,7 +153,7 @@ def _write_prom(sc: Scenario, metric: str, specs: list[SeriesSpec], bundle: Bund
     sidecar = None
     s0 = specs[0]
     if not with_name or r.random() < 0.4:
-        sidecar = f"metric: {metric}\nenvironment: {sc.env}\nunit: {s0.unit}\nrole: {s0.role}\n"
+        sidecar = f"metric: {metric}\nenvironment: {sc.env}\nunit: {yq(s0.unit)}\nrole: {s0.role}\n"
         if s0.unit == "%" and s0.role == "saturation":
             sidecar += "capacity: 100\n"
     src = bundle.add(Source(id=sid, path=f"sources/metrics/{sid}.json", kind="metric", fmt="prometheus",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .scenario import Scenario
+from .scenario import Scenario, near_entities
 
 
 @dataclass
@@ -283,5 +283,10 @@ def make_plan(sc: Scenario) -> Plan:
     for n, e in ents.items():
         if e.kind in ("service", "database", "cache", "queue", "cluster") and r.random() < 0.5:
             cat.add(n)
-    plan.catalog = [n for n in ents if n in cat and ents[n].kind != "node"]
+    # every entity near the path is named by the catalog (an entity the runtime knows), and so is
+    # every node that has a series of its own (a Prometheus label resolves only to a known entity)
+    near = near_entities(sc)
+    cat |= {n for n in near if ents[n].kind not in ("domain", "component")}
+    cat |= {s.entity for s in plan.series if ents[s.entity].kind == "node"}
+    plan.catalog = [n for n in ents if n in cat]
     return plan

@@ -98,6 +98,7 @@ class Scenario:
     denied_telemetry: str | None = None       # an entity whose telemetry is unreadable
     no_telemetry: set[str] = field(default_factory=set)  # entities with no telemetry source at all
     late_sibling: str | None = None
+    late_parent: str | None = None
     caller_anomaly: str | None = None
     symptom: dict = field(default_factory=dict)
     implicate: str | None = None              # change key whose element the root's errors name
@@ -403,6 +404,7 @@ def _red_herrings(sc: Scenario) -> None:
             b.lat_delta = round(b.lat_base * rng.uniform(6, 20), 1)
             b.late = True
             sc.late_sibling = x
+            sc.late_parent = s
         else:
             out.remove("late_sibling_anomaly")
     if "caller_anomaly" in out:
@@ -643,6 +645,15 @@ def _changes(sc: Scenario) -> None:
 
 # -- relations ------------------------------------------------------------------------------
 
+def near_entities(sc: Scenario) -> set[str]:
+    """The entities around the path: its members, their normal dependencies, consumers and callers."""
+    topo = sc.topo
+    near = set(topo.path) | set(topo.branch) | set(topo.consumers) | set(topo.callers)
+    for sibs in topo.siblings.values():
+        near |= set(sibs)
+    return near
+
+
 _SERVICE_CHANNELS = ["catalog", "config", "trace", "log_phrase", "log_field"]
 
 
@@ -702,10 +713,14 @@ def _relations(sc: Scenario) -> None:
         if b == topo.root and sc.variant in ("root_telemetry_missing", "root_telemetry_denied"):
             extra = {o for o in extra if o in ("catalog", "config", "k8s")}
         sc.stated[(a, b)] = {via} | extra
-    # every other true relation: stated somewhere ordinary
+    # every other true relation: stated somewhere ordinary (far from the path: the catalog only)
+    near = near_entities(sc)
     for name, e in ents.items():
         for d in e.deps:
             if (name, d) in sc.stated or (name, d) in sc.never:
+                continue
+            if name not in near:
+                sc.stated[(name, d)] = {"catalog"}
                 continue
             opts = ["catalog", "config", "log_phrase", "log_field"]
             if ents[d].kind in ("database", "cache", "queue"):
