@@ -19,6 +19,13 @@ from pathlib import Path
 
 import yaml
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _yload(text: str) -> object:
+    return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (libyaml's when present)
+
+
 VERDICTS = {"confirmed", "inferred", "insufficient", "refuted"}
 STOPS = {"evidence_ready", "budget_exhausted", "permission_denied", "awaiting_permission", "source_failure",
          "no_new_progress"}
@@ -40,9 +47,9 @@ ENTITY_LABELS = ["service", "service_name", "app", "app_kubernetes_io_name", "jo
 
 
 def load(case_dir: Path) -> tuple[dict, list[dict], dict]:
-    case = yaml.safe_load((case_dir / "case.yaml").read_text())
-    manifest = yaml.safe_load((case_dir / "sources.yaml").read_text())["sources"]
-    expected = yaml.safe_load((case_dir / "expected.yaml").read_text())
+    case = _yload((case_dir / "case.yaml").read_text())
+    manifest = _yload((case_dir / "sources.yaml").read_text())["sources"]
+    expected = _yload((case_dir / "expected.yaml").read_text())
     return case, manifest, expected
 
 
@@ -110,7 +117,7 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
     kind, name = entry["kind"], path.name
     try:
         if name.endswith((".yaml", ".yml")):
-            yaml.safe_load(text)
+            _yload(text)
         elif name.endswith(".json"):
             json.loads(text)
         elif name.endswith(".jsonl") and kind == "trace":
@@ -119,7 +126,7 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
         elif name.endswith(".md"):
             if not text.startswith("---\n"):
                 return ["no front matter"]
-            front = yaml.safe_load(text.split("---\n")[1])
+            front = _yload(text.split("---\n")[1])
             for k in ("doc_id", "title", "version", "service", "environment", "owner", "updated_at", "status"):
                 if k not in front:
                     return [f"front matter lacks {k}"]
@@ -129,12 +136,12 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
             meta = Path(str(path) + ".meta.yaml")
             if not meta.is_file():
                 return ["csv without sidecar"]
-            yaml.safe_load(meta.read_text())
+            _yload(meta.read_text())
             if text.splitlines()[0] != "ts,value":
                 return ["csv header"]
         meta = Path(str(path) + ".meta.yaml")
         if meta.is_file():
-            yaml.safe_load(meta.read_text())
+            _yload(meta.read_text())
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         return [f"does not parse: {exc}"]
     return []
@@ -172,7 +179,7 @@ def series(case_dir: Path, manifest: list[dict]) -> list[Series]:
     known = {e["service"] for e in manifest}
     cat = next((e for e in manifest if e["kind"] == "catalog"), None)
     if cat:
-        for s in yaml.safe_load((case_dir / cat["path"]).read_text()).get("services", []):
+        for s in _yload((case_dir / cat["path"]).read_text()).get("services", []):
             known.add(s["name"])
     out: list[Series] = []
     for e in manifest:
@@ -180,7 +187,7 @@ def series(case_dir: Path, manifest: list[dict]) -> list[Series]:
             continue
         f = case_dir / e["path"]
         meta_p = Path(str(f) + ".meta.yaml")
-        meta = yaml.safe_load(meta_p.read_text()) if meta_p.is_file() else {}
+        meta = _yload(meta_p.read_text()) if meta_p.is_file() else {}
         text = f.read_text()
         if f.suffix == ".csv":
             pts = []
@@ -353,6 +360,10 @@ def signal_problems(case_dir: Path) -> list[str]:
     rises: dict[tuple[str, str], float] = {}
     hyp_metrics = {(h["predicts"].get("entity", case["subject"].split("/")[1]), h["predicts"]["metric"]): h
                    for h in case.get("hypotheses", [])}
+    subject = case["subject"].split("/", 1)[1]
+    sym = next(c for c in case["required_claims"] if c["kind"] in ("symptom", "metric_shift"))
+    sym_want = expected["claims"][sym["id"]]["verdict"]
+    seen_symptom = False
     for s in series(case_dir, manifest):
         if s.env != env:
             continue
@@ -360,6 +371,12 @@ def signal_problems(case_dir: Path) -> list[str]:
         if a == "unreadable":
             out.append(f"{s.source}/{s.entity}: baseline has fewer than 3 points")
             continue
+        if s.entity == subject and s.metric == sym.get("metric"):
+            seen_symptom = True
+            sa = detect(s.points, start, end, base_m, lead_m, sym.get("min_ratio", 1.5), sym.get("direction", "up"),
+                        strict=sym_want == "confirmed")
+            if (sym_want == "confirmed") != isinstance(sa, Anomaly):
+                out.append(f"symptom {sym['id']}: expected {sym_want}, series {s.source} disagrees")
         if (s.entity, s.metric) in hyp_metrics:
             h = hyp_metrics[(s.entity, s.metric)]
             p = h["predicts"]
@@ -382,6 +399,8 @@ def signal_problems(case_dir: Path) -> list[str]:
         measured[s.entity] = min(measured.get(s.entity, a.onset), a.onset)
         if s.role in ("latency", "errors"):
             rises[(s.entity, s.role)] = _ms(s, a.rise) if s.role == "latency" else a.rise
+    if not seen_symptom:
+        out.append(f"no series {sym.get('metric')} of {subject}")
     # logs: no burst where nothing is intended; bursts never before the intended onset
     year = start.year
     for e in manifest:
@@ -462,7 +481,7 @@ def variant_problems(case_dir: Path) -> list[str]:
                     (f'"stringValue":"{a}"' in t or f'"serviceName":"{a}"' in t):
                 out.append(f"relation_missing: traces hold both {a} and {b}")
             if e["kind"] == "catalog":
-                for s in yaml.safe_load(t).get("services", []):
+                for s in _yload(t).get("services", []):
                     if s["name"] == a and (b in s.get("depends_on", []) or b in s.get("runs_on", [])):
                         out.append(f"relation_missing: the catalog states {a} -> {b}")
             if e["kind"] == "kubernetes" and meta["consumer"] and a in t and b in t:

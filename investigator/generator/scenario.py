@@ -33,29 +33,57 @@ TOL = timedelta(minutes=2)
 
 
 def _eligible(cause: str, depth: int) -> dict[str, int]:
-    """Variant weights allowed for a cause kind."""
+    """Variant weights allowed for a cause kind (about 60 % confirmed, 12 % inferred, 28 % insufficient)."""
     change = cause in ("config_push", "deployment", "feature_flag")
-    w: dict[str, int] = {"clean": 34}
+    w: dict[str, int] = {"clean": 50, "relation_missing": 3}
     if cause == "config_push":
-        w["snapshot_diff"] = 14
+        w["snapshot_diff"] = 10
     if change:
-        w["two_changes_implicated"] = 9
-        w["two_changes_unimplicated"] = 8
-        w["two_roots"] = 7
+        w["two_changes_implicated"] = 6
+        w["two_changes_unimplicated"] = 6
+        w["two_roots"] = 6
     if cause in ("config_push", "deployment", "feature_flag", "certificate", "dns"):
-        w["decisive_change_denied"] = 7
-        w["no_candidate"] = 4
+        w["decisive_change_denied"] = 5
+        w["no_candidate"] = 3
     if cause == "capacity":
-        w["no_candidate"] = 10
-    if cause != "noisy_neighbour" and cause not in ("certificate", "dns"):
-        w["root_telemetry_missing"] = 6
-        w["root_telemetry_denied"] = 6
+        w["no_candidate"] = 6
+    if cause not in ("noisy_neighbour", "certificate", "dns"):
+        w["root_telemetry_missing"] = 4
+        w["root_telemetry_denied"] = 4
     if cause == "noisy_neighbour":
-        w["consumer_changed"] = 30
-    w["relation_missing"] = 5
-    if depth >= 2 or cause not in ("noisy_neighbour",):
-        w["hop_in_prose"] = 8
+        w["consumer_changed"] = 40
+    w["hop_in_prose"] = 8
     return w
+
+
+BLOCK = 30
+# every block of 30 cases holds each of these (cause, variant, format of the causal change);
+# the other places of the block are drawn by the weights above
+_MUST: list[tuple[str, str, str | None]] = [
+    ("config_push", "snapshot_diff", None), ("deployment", "two_changes_unimplicated", None),
+    ("config_push", "two_changes_implicated", None), ("feature_flag", "two_roots", None),
+    ("deployment", "root_telemetry_missing", None), ("config_push", "root_telemetry_denied", None),
+    ("*", "relation_missing", None), ("*dnscert", "decisive_change_denied", None), ("capacity", "no_candidate", None),
+    ("noisy_neighbour", "consumer_changed", None), ("deployment", "clean", "helm"), ("deployment", "clean", "argocd"),
+    ("deployment", "clean", "rollout"), ("feature_flag", "clean", "flags"), ("certificate", "clean", None),
+    ("dns", "clean", None), ("noisy_neighbour", "clean", None), ("capacity", "clean", None), ("*", "hop_in_prose", None),
+]
+
+
+def block_plan(seed: int, block: int) -> list[tuple[str, str | None, str | None]]:
+    """The (cause, variant, causal change format) of each place of a block; None: drawn per case."""
+    r = random.Random(f"investigator-generator-block:{seed}:{block}")
+    out: list[tuple[str, str | None, str | None]] = []
+    for cause, variant, fmt in _MUST:
+        if cause == "*":
+            cause = r.choices(CAUSES, CAUSE_WEIGHTS)[0]
+        elif cause == "*dnscert":
+            cause = r.choice(["certificate", "dns", "config_push", "deployment"])
+        out.append((cause, variant, fmt))
+    while len(out) < BLOCK:
+        out.append((r.choices(CAUSES, CAUSE_WEIGHTS)[0], None, None))
+    r.shuffle(out)
+    return out
 
 
 @dataclass
@@ -105,6 +133,7 @@ class Scenario:
     prose_hop: tuple[str, str] | None = None
     prose_lang: str = "en"
     claim_ids: dict[str, str] = field(default_factory=dict)
+    fmt_hint: str | None = None
     change_types: list[str] | None = None
     pods: dict[str, list[tuple[str, str]]] = field(default_factory=dict)   # workload -> [(pod, node)]
     pod_hash: dict[str, str] = field(default_factory=dict)
@@ -155,8 +184,8 @@ def _minute(dt: datetime) -> datetime:
 
 def build_scenario(seed: int, index: int) -> Scenario:
     rng = random.Random(f"investigator-generator:{seed}:{index}")
-    cause = rng.choices(CAUSES, CAUSE_WEIGHTS)[0]
-    false_alarm = rng.random() < 0.025
+    cause, forced, fmt_hint = block_plan(seed, index // BLOCK)[index % BLOCK]
+    false_alarm = forced is None and rng.random() < 0.03
     depth = rng.choices([1, 2, 3, 4, 5], [22, 26, 22, 16, 14])[0]
     if cause == "noisy_neighbour":
         depth = max(depth, 2)
@@ -169,12 +198,15 @@ def build_scenario(seed: int, index: int) -> Scenario:
         "noisy_neighbour": rng.choice(["database", "database", "cache", "queue", "node", "node"]),
         "capacity": rng.choice(["service", "service", "database"]),
     }[cause]
+    if fmt_hint in ("helm", "argocd", "rollout"):
+        root_kind = "service"
     weights = _eligible(cause, depth)
-    variant = "false_alarm" if false_alarm else rng.choices(sorted(weights), [weights[k] for k in sorted(weights)])[0]
-    if variant == "hop_in_prose" and root_kind != "service" and depth < 2 and cause != "noisy_neighbour":
-        variant = "clean"
-    if variant == "hop_in_prose" and _service_hops(root_kind, cause, depth) == 0:
-        variant = "clean"
+    variant = forced or ("false_alarm" if false_alarm else
+                         rng.choices(sorted(weights), [weights[k] for k in sorted(weights)])[0])
+    if variant in ("root_telemetry_missing", "root_telemetry_denied") and root_kind == "domain":
+        variant = "relation_missing"
+    while variant == "hop_in_prose" and _service_hops(root_kind, cause, depth) == 0:
+        depth += 1
     size = rng.choice([rng.randint(5, 12), rng.randint(8, 25), rng.randint(15, 60)])
     topo = build(rng, cause=cause, depth=depth, size=size, root_kind=root_kind, two_roots=variant == "two_roots")
 
@@ -201,6 +233,7 @@ def build_scenario(seed: int, index: int) -> Scenario:
                   tz_text=tz_text, start=start, end=end, fired_at=t_s + timedelta(minutes=rng.choice([3, 4, 5])))
     sc.prefix = rng.choice(vocab.INCIDENT_PREFIXES)
     sc.case_id = f"{sc.prefix}-{t_s:%Y%m%d}-s{seed}-{index:04d}"
+    sc.fmt_hint = fmt_hint
     sc.langs = _languages(rng)
     _pods(sc)
     _behaviours(sc, t_s)
@@ -548,7 +581,7 @@ def _changes(sc: Scenario) -> None:
     if v != "false_alarm" and sc.cause in ("config_push", "deployment", "feature_flag", "certificate", "dns"):
         ctype = sc.cause
         simple = v in ("decisive_change_denied", "two_changes_implicated", "two_changes_unimplicated", "two_roots")
-        fmt = "snapshot" if v == "snapshot_diff" else _pick_fmt(sc, ctype, root, allow_history=not simple)
+        fmt = "snapshot" if v == "snapshot_diff" else sc.fmt_hint or _pick_fmt(sc, ctype, root, allow_history=not simple)
         svc = root
         if ctype in ("certificate", "dns"):
             svc = f"{r.choice(['edge', 'platform', 'netops', 'pki', 'dns'])}-{r.choice(['admin', 'automation', 'ops'])}"
