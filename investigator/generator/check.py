@@ -470,6 +470,8 @@ def variant_problems(case_dir: Path) -> list[str]:
         for e in manifest:
             if e["kind"] == "log" and e["service"] == caller and root in texts[e["id"]]:
                 out.append(f"{v}: the caller's log names {root}")
+    if v in ("two_changes_implicated", "two_changes_unimplicated"):
+        out += _implication_problems(case_dir, case, manifest, expected, texts, root)
     if v == "relation_missing":
         a, b = (meta["consumer"], root) if meta["consumer"] else (path[path.index(root) - 1], root)
         for e in manifest:
@@ -477,13 +479,87 @@ def variant_problems(case_dir: Path) -> list[str]:
             named = b in t if "." not in b else re.search(rf"(call|calls|calling|connect to|via|upstream)\s+\S*{re.escape(b)}", t)
             if e["service"] == a and e["kind"] in ("config", "log", "runbook", "change") and named:
                 out.append(f"relation_missing: {e['id']} of {a} names {b}")
-            if e["kind"] == "trace" and (f'"stringValue":"{b}"' in t or f'"serviceName":"{b}"' in t) and \
-                    (f'"stringValue":"{a}"' in t or f'"serviceName":"{a}"' in t):
-                out.append(f"relation_missing: traces hold both {a} and {b}")
+            if e["kind"] == "trace" and (a, b) in trace_edges(t):
+                out.append(f"relation_missing: traces state {a} -> {b}")
             if e["kind"] == "catalog":
                 for s in _yload(t).get("services", []):
                     if s["name"] == a and (b in s.get("depends_on", []) or b in s.get("runs_on", [])):
                         out.append(f"relation_missing: the catalog states {a} -> {b}")
             if e["kind"] == "kubernetes" and meta["consumer"] and a in t and b in t:
                 out.append(f"relation_missing: {e['id']} places {a} on {b}")
+    return out
+
+
+def trace_edges(text: str) -> set[tuple[str, str]]:
+    """(parent service, child service or db/destination) pairs of a generated OTLP or Jaeger file."""
+    spans: dict[str, tuple[str, str, dict]] = {}    # span id -> (service, parent id, attributes)
+    if text.startswith('{"data"'):
+        for tr in json.loads(text)["data"]:
+            procs = {k: v["serviceName"] for k, v in tr["processes"].items()}
+            for sp in tr["spans"]:
+                parent = sp["references"][0]["spanID"] if sp["references"] else ""
+                spans[sp["spanID"]] = (procs[sp["processID"]], parent, {t["key"]: t["value"] for t in sp["tags"]})
+    else:
+        for line in text.splitlines():
+            for rs in json.loads(line)["resourceSpans"]:
+                svc = rs["resource"]["attributes"][0]["value"]["stringValue"]
+                for ss in rs["scopeSpans"]:
+                    for sp in ss["spans"]:
+                        attrs = {a["key"]: a["value"]["stringValue"] for a in sp["attributes"]}
+                        spans[sp["spanId"]] = (svc, sp.get("parentSpanId", ""), attrs)
+    out = set()
+    for svc, parent, attrs in spans.values():
+        if parent in spans:
+            out.add((spans[parent][0], svc))
+        for k in ("db.name", "messaging.destination", "peer.service"):
+            if k in attrs:
+                out.add((svc, attrs[k]))
+    return out
+
+
+def _names_of_change(rec: dict) -> list[str]:
+    """What a change record changed, as the words an error line could name (keys in every style)."""
+    out = []
+    for c in rec.get("config_changes") or []:
+        k = str(c["key"])
+        words = re.split(r"[._-]|(?<=[a-z])(?=[A-Z])", k)
+        words = [w.lower() for w in words if w]
+        out += [k, "_".join(words), "-".join(words), ".".join(words), "_".join(words).upper(),
+                words[0] + "".join(w.capitalize() for w in words[1:])]
+    if rec.get("flag"):
+        out.append(str(rec["flag"]["name"]))
+    if rec.get("version_to"):
+        out.append(str(rec["version_to"]))
+    for d in rec.get("dependency_changes") or []:
+        out.append(str(d["name"]))
+    return out
+
+
+def _implication_problems(case_dir: Path, case: dict, manifest: list[dict], expected: dict, texts: dict,
+                          root: str) -> list[str]:
+    """The root's warning/error lines name the implicated change only (or, unimplicated, neither)."""
+    out = []
+    recs = {}
+    for e in manifest:
+        if e["kind"] == "change" and e["service"] == root and e["environment"] == case["subject"].split("/")[0] \
+                and e["path"].endswith(".yaml"):
+            rec = _yload(texts[e["id"]])
+            if isinstance(rec, dict) and "id" in rec:
+                recs[rec["id"]] = rec
+    rc = expected.get("root_cause") or {}
+    cause = rc.get("change")
+    warn_lines = []
+    for e in manifest:
+        if e["kind"] == "log" and e["service"] == root:
+            for line in texts[e["id"]].splitlines():
+                if re.search(r"WARN|ERROR|ERR\b|warn|error|FATAL|警告|错误|\"level\":[45]0|^<\d*[34]>|^<\d+>", line):
+                    warn_lines.append(line)
+    named = {cid: any(n in ln for ln in warn_lines for n in _names_of_change(r) if len(n) > 2)
+             for cid, r in recs.items()}
+    in_window = [cid for cid in recs if cid in (rc.get("candidates") or []) or cid == cause]
+    for cid in in_window:
+        if cid == cause and not named.get(cid):
+            out.append(f"the implicated change {cid} is not named by {root}'s warnings")
+        if cid != cause and named.get(cid):
+            out.append(f"change {cid} is named by {root}'s warnings but is not the cause")
     return out

@@ -29,7 +29,9 @@ def _listed(sc: Scenario) -> list[str]:
     near = set(topo.path) | set(topo.branch) | set(topo.consumers) | set(topo.callers)
     for sibs in topo.siblings.values():
         near |= set(sibs)
-    return [w for w in sc.pods if w in near or sc.rng.random() < 0.4]
+    # a placement the scenario withholds (relation_missing on a node) is never listed
+    hidden = {a for a, b in sc.never if sc.topo.entities[b].kind == "node"}
+    return [w for w in sc.pods if (w in near or sc.rng.random() < 0.4) and w not in hidden]
 
 
 def write_kube(sc: Scenario, plan: Plan, bundle: Bundle, groups_for) -> None:  # noqa: ANN001
@@ -145,7 +147,8 @@ def _describe(sc: Scenario, plan: Plan, bundle: Bundle, groups_for) -> None:  # 
     captured = (sc.end + timedelta(minutes=r.randint(3, 15))).replace(second=0, microsecond=0)
     if plan.k8s_describe == "node":
         node = sc.topo.hot_node or r.choice(sc.topo.nodes)
-        pods = [(w, p) for w, ps in sorted(sc.pods.items()) for p, n in ps if n == node]
+        hidden = {a for a, b in sc.never if b == node}
+        pods = [(w, p) for w, ps in sorted(sc.pods.items()) for p, n in ps if n == node and w not in hidden]
         created = captured - timedelta(days=r.randint(5, 90))
         lines = [f"Name:               {node}", "Roles:              <none>",
                  f"Labels:             kubernetes.io/hostname={node}",

@@ -241,7 +241,8 @@ def make_plan(sc: Scenario) -> Plan:
         if a in sc.no_telemetry or a == denied:
             continue
         for d in ents[a].deps:
-            if (a, d) in sc.stated and (a, d) not in sc.never and ents[d].kind in ("service", "database", "cache") \
+            if (a, d) in sc.stated and (a, d) not in sc.never and (a, d) != sc.prose_hop \
+                    and ents[d].kind in ("service", "database", "cache") \
                     and d not in sc.no_telemetry and d != denied and r.random() < 0.35:
                 if not (d == root and v in ("root_telemetry_missing", "root_telemetry_denied", "relation_missing")):
                     sc.stated[(a, d)].add("trace")

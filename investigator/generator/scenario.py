@@ -203,6 +203,8 @@ def build_scenario(seed: int, index: int) -> Scenario:
     weights = _eligible(cause, depth)
     variant = forced or ("false_alarm" if false_alarm else
                          rng.choices(sorted(weights), [weights[k] for k in sorted(weights)])[0])
+    if variant in ("two_changes_implicated", "two_changes_unimplicated"):
+        root_kind = "service"         # its own log is what implicates one change (a store has none here)
     if variant in ("root_telemetry_missing", "root_telemetry_denied") and root_kind == "domain":
         variant = "relation_missing"
     while variant == "hop_in_prose" and _service_hops(root_kind, cause, depth) == 0:
