@@ -470,6 +470,22 @@ def variant_problems(case_dir: Path) -> list[str]:
         for e in manifest:
             if e["kind"] == "log" and e["service"] == caller and root in texts[e["id"]]:
                 out.append(f"{v}: the caller's log names {root}")
+    if v == "hop_in_prose":
+        prose_hops = [h for h in causal.get("bridge_path", []) if by_id[h["source"]]["kind"] == "runbook"]
+        if len(prose_hops) != 1:
+            out.append(f"hop_in_prose: {len(prose_hops)} hops quoted from a runbook")
+        for h in prose_hops:
+            a, b = h["from"], h["to"]
+            for e in manifest:
+                t = texts[e["id"]]
+                if e["service"] == a and e["kind"] in ("config", "log") and b in t:
+                    out.append(f"hop_in_prose: {e['id']} of {a} names {b}")
+                if e["kind"] == "trace" and (a, b) in trace_edges(t):
+                    out.append(f"hop_in_prose: traces state {a} -> {b}")
+                if e["kind"] == "catalog":
+                    for s_ in _yload(t).get("services", []):
+                        if s_["name"] == a and b in (s_.get("depends_on") or []):
+                            out.append(f"hop_in_prose: the catalog states {a} -> {b}")
     if v in ("two_changes_implicated", "two_changes_unimplicated"):
         out += _implication_problems(case_dir, case, manifest, expected, texts, root)
     if v == "relation_missing":

@@ -136,7 +136,9 @@ def make_plan(sc: Scenario) -> Plan:
             add_series(x, "sat")
             continue
         intermediate = x in topo.chain and x != root
-        if intermediate and sc.mode == "latency" and r.random() < 0.2:
+        into = (topo.chain[topo.chain.index(x) - 1], x) if intermediate else None
+        if intermediate and sc.mode == "latency" and into != sc.prose_hop and into not in sc.never \
+                and r.random() < 0.2:
             only_traces.add(x)
             continue
         if intermediate and r.random() < 0.12 and x != denied:
