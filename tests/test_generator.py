@@ -123,3 +123,16 @@ def test_the_mix_covers_causes_formats_languages_red_herrings_and_verdicts(cases
 def test_topologies_span_small_and_large(cases):
     sizes = [yaml.safe_load((c / "expected.yaml").read_text())["generator"]["services"] for c in cases]
     assert 5 <= min(sizes) <= 12 and 40 <= max(sizes) <= 60
+
+
+def test_output_does_not_depend_on_the_interpreters_hash_seed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    for hs in ("1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=hs, PYTHONPATH=str(root))
+        subprocess.run([sys.executable, "-m", "investigator.generator", "--seed", "3", "--count", "3",
+                        "--out", str(tmp_path / hs), "--quiet"], check=True, env=env, capture_output=True)
+    assert _digest(tmp_path / "1") == _digest(tmp_path / "4242")

@@ -67,7 +67,9 @@ def _record(sc: Scenario, ch: Change, bundle: Bundle, groups_for, canary: str | 
     if ch.actor:
         lines.append(f"# pushed by {ch.actor}")
     text = "\n".join(lines) + "\n"
-    svc = ch.service
+    # the manifest scopes a source to the entity it is about: for a certificate or DNS change that is
+    # its target (a reader who cannot open the record still knows whose change it is)
+    svc = ch.target if ch.type in ("certificate", "dns") and ch.target else ch.service
     src = bundle.add(Source(id=ch.id or "", path=f"sources/changes/{ch.id}.yaml", kind="change", fmt="record", service=svc,
                             env=ch.env, text=text, groups=groups_for(svc, denied=ch.denied),
                             tags=["change/record-diff" if (ch.config_changes or ch.flag) else "change/record-nodiff"]))

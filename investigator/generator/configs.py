@@ -63,10 +63,13 @@ def _settings(sc: Scenario, x: str, *, overrides: dict[tuple[str, ...], str] | N
 
 
 def _key(words: list[str], style: str) -> str:
-    if len(words) > 1 and "-" in words[0] and style in ("upper", "camel", "snake"):
-        words = words[0].split("-") + words[1:]
     if style == "nested":
         style = "dotted"
+    if len(words) > 1 and "-" in words[0]:
+        if style != "upper":       # a component's name stays whole as the key's prefix
+            rest = vocab.key_style(words[1:], "snake" if style in ("dotted", "kebab") else style)
+            return f"{words[0]}.{rest}"
+        words = words[0].split("-") + words[1:]
     return vocab.key_style([w.replace("-", "_") if style == "upper" else w for w in words], style)
 
 

@@ -91,7 +91,7 @@ class _Gen:
         quiet_until = sc.start - timedelta(minutes=sc.onset_lead + 2)
         warned: list[datetime] = []
         while t < sc.end:
-            t += timedelta(seconds=r.randint(35, 110), milliseconds=r.randint(0, 999))
+            t += timedelta(seconds=r.randint(50, 140), milliseconds=r.randint(0, 999))
             roll = r.random()
             if named and roll < 0.35:
                 d = r.choice(named)

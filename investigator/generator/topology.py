@@ -124,7 +124,8 @@ def build(rng: random.Random, *, cause: str, depth: int, size: int, root_kind: s
 
     def add(name: str, kind: str = "service", **kw) -> Entity:  # noqa: ANN003
         scheme = rng.choice(["semver", "semver", "calver", "build"])
-        e = Entity(name=name, kind=kind, team=f"{name.split('-')[0]}-team", version_scheme=scheme,
+        team = "edge-team" if kind == "domain" else f"{name.split('-')[0]}-team"
+        e = Entity(name=name, kind=kind, team=team, version_scheme=scheme,
                    version=_version(rng, scheme) if kind in ("service", "database", "cache", "queue") else "", **kw)
         if kind != "service":
             e.in_k8s = False
