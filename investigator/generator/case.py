@@ -15,7 +15,8 @@ from .logs import write_logs
 from .metrics import write_metrics
 from .plan import Plan, make_plan
 from .prose import write_catalog, write_prose
-from .scenario import Scenario, onset_of
+from .model import onset_of
+from .scenario import Scenario
 from .traces import write_traces
 
 

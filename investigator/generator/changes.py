@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 
 from .bundle import Bundle, Source, iso, iso_offset, utc, yq
 from .model import Change
-from .scenario import Scenario, _unbump, k8s_hash
+from .scenario import Scenario, k8s_hash
+from .topology import unbump
 
 _TYPE_WORDS = {"deployment": ["deployment", "deployment", "deployment", "release", "rollout"],
                "config_push": ["config_push", "config_push", "config", "configuration"],
@@ -81,7 +82,7 @@ def _record(sc: Scenario, ch: Change, bundle: Bundle, groups_for, canary: str | 
 def _older_versions(sc: Scenario, newest_from: str, n: int) -> list[str]:
     out = [newest_from]
     for _ in range(n - 1):
-        out.append(_unbump(sc.rng, out[-1]))
+        out.append(unbump(sc.rng, out[-1]))
     return list(reversed(out))
 
 

@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from . import vocab
 from .bundle import Bundle, Source, epoch, iso, iso_offset, utc
 from .plan import LogSpec, Plan
-from .scenario import Scenario, onset_of
+from .model import onset_of
+from .scenario import Scenario
 
 LEVELS = {"info": 0, "warn": 1, "error": 2}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 INFRA_KINDS = ("database", "cache", "queue", "node", "cluster", "external", "domain")
 
@@ -90,3 +91,12 @@ class Hop:
     a: str
     b: str
     via: str                        # catalog | config | trace | log_phrase | log_field | prose | k8s | none
+
+
+def onset_of(sc: Any, name: str) -> datetime | None:
+    """The onset of an entity of a scenario: its first departing signal."""
+    b = sc.behaviour.get(name)
+    if b is None:
+        return None
+    ts = [t for t in (b.onset, b.traffic_onset, b.sat_onset) if t is not None]
+    return min(ts) if ts else None

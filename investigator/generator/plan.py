@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .scenario import Scenario, near_entities
+from .relations import near_entities
+from .scenario import Scenario
 
 
 @dataclass

@@ -12,6 +12,7 @@ from datetime import timedelta
 from . import vocab
 from .bundle import Bundle, Source, iso_offset, yq
 from .scenario import Scenario
+from .topology import unbump
 
 # words that state a relation (deciding.md §2, profile relation_phrases); templates avoid them
 RELATION_WORDS = ["call", "calls", "calling", "called", "depends on", "uses", "using", "connect to", "connects to",
@@ -223,11 +224,9 @@ def write_prose(sc: Scenario, bundle: Bundle, groups_for, readable: list[str]) -
 
 
 def _older(sc: Scenario, version: str) -> str:
-    from .scenario import _unbump
-
     v = version
     for _ in range(3):
-        v = _unbump(sc.rng, v)
+        v = unbump(sc.rng, v)
     if not v.startswith("build-"):
         a, b = v.split(".")[:2]
         if applies_pattern(v) == applies_pattern(version):

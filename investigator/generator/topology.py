@@ -267,3 +267,18 @@ def build(rng: random.Random, *, cause: str, depth: int, size: int, root_kind: s
         talks = [d for d in ents[users[0]].deps if d not in protected]
         ents[comp].deps = talks[:1]
     return topo
+
+
+def unbump(rng: random.Random, version: str) -> str:
+    """The version before `version` in the same scheme."""
+    if version.startswith("build-"):
+        return f"build-{max(100, int(version[6:]) - rng.randint(1, 400))}"
+    a, b, c = (version.split(".") + ["0", "0"])[:3]
+    if len(a) == 4:  # calendar
+        return f"{a}.{int(b) - 1:02d}.{rng.randint(0, 4)}" if int(b) > 1 else f"{int(a) - 1}.12.{rng.randint(0, 4)}"
+    if int(c) > 0:
+        return f"{a}.{b}.{int(c) - 1}"
+    if int(b) > 0:
+        return f"{a}.{int(b) - 1}.{rng.randint(0, 9)}"
+    return f"{max(0, int(a) - 1)}.{rng.randint(0, 20)}.0"
+
