@@ -83,7 +83,7 @@ def _case_yaml(sc: Scenario, plan: Plan, bundle: Bundle) -> dict:
     alert = {"id": sc.case_id, "rule": f"{s}-{sym['metric'].replace('_', '-')}-{'low' if sym['direction'] == 'down' else 'high'}",
              "fired_at": iso_offset(sc.fired_at),
              "text": f"[FIRING] {sc.env}/{s} {desc} {'low' if sym['direction'] == 'down' else 'high'}: {sym['metric']} "
-                     f"{num(before)} {unit} -> {num(after)} {unit} since about {sc.fired_at - (sc.fired_at - sc.start):%H:%M}",
+                     f"{num(before)} {unit} -> {num(after)} {unit} since about {sc.start:%H:%M}",
              "labels": {"severity": r.choice(["page", "critical", "warning"]), "service": s, "env": sc.env}}
     window = {"start": iso_offset(sc.start), "end": iso_offset(sc.end), "change_lookback": f"{sc.lookback}m",
               "baseline": f"{sc.baseline}m", "onset_lead": f"{sc.onset_lead}m"}

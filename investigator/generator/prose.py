@@ -243,6 +243,11 @@ def _postmortem(sc: Scenario, s: str, lang: str, phrase: str, when) -> str:  # n
         return (f"# Postmortem {s}\n\n**Datum:** {when:%Y-%m-%d}\n\n## Zusammenfassung\n\nDie P95-Latenz von {s} stieg "
                 f"zur Spitzenzeit auf über 3 s. Ursache war der {phrase}: alle Instanzen waren ausgelastet.\n\n"
                 "## Maßnahmen\n\nHochskaliert und neu gestartet.\n")
+    if r.random() < 0.5:
+        return (f"# {when:%Y-%m-%d} {s} incident review\n\n| field | value |\n| --- | --- |\n| impact | P95 up to ~3 s for 40 min |\n"
+                f"| root cause | {phrase} |\n| detection | alert, {r.randint(3, 9)} min after start |\n\n"
+                f"### What happened\n\nTraffic peaked; the {phrase} ran out and requests queued. Mitigated by scaling out.\n\n"
+                "### Action items\n\n- [x] raise the limit\n- [ ] add a dashboard panel\n")
     return (f"# Postmortem: {s} latency incident\n\n**Date:** {when:%Y-%m-%d}  \n**Severity:** SEV-{r.randint(2, 3)}\n\n"
             f"## Summary\n\nDuring the evening peak {s} P95 latency rose above 3 s. The {phrase} was the cause: every "
             "instance had run out of capacity and requests queued.\n\n## Resolution\n\nScaled out and restarted the pods; "
@@ -263,6 +268,10 @@ def _wrong_note(sc: Scenario, s: str, lang: str) -> str:
         return (f"# Übergabe Bereitschaft\n\n- Der Alarm bei {s} ist **eindeutig** {what}. Genau so schon gesehen.\n"
                 "- Andere Dienste muss man nicht prüfen.\n")
     what = blame or f"the {phrase}"
+    if r.random() < 0.5:
+        who = r.choice(vocab.PEOPLE)
+        return (f"# #incident channel export\n\n**{who}** 21:04: seen this one before, it's {what}, 100%\n\n"
+                f"**{who}** 21:05: {r.choice(['rolling back now', 'scaling out now'])}, no need to dig further\n")
     return (f"# On-call handover\n\n- The {s} alert tonight is **definitely** {what}. I have seen exactly this before; "
             f"no need to look at anything else.\n- {r.choice(['Roll it back', 'Scale it out'])} and close the page.\n")
 
