@@ -1,0 +1,346 @@
+"""The metric-based root-cause baselines, called through the libraries' own APIs.
+
+Every method gets the same `Problem`: the aligned metric matrix (one column per
+(entity, metric), a minute grid over baseline + window), the split between the normal
+(baseline) and abnormal (window) rows, the call graph lifted to metrics, and the anomalous
+metrics found by PyRCA's own statistical detector. Each returns a metric ranking, best
+first, with the library's score where it gives one; the runner maps it to entities.
+
+Runs in bench/baselines/.venv (see setup.sh): PyRCA (sfr-pyrca 1.0.1) and CIRCA
+(circa-clue 0.1.1) need NumPy < 2 and scikit-learn < 1.2.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import yaml
+
+# CIRCA's structural-graph assumptions among the four golden signals, as in its own test
+# configuration (tests/alg/sgraph/index.yml of the CIRCA repository) and its KDD '22 paper:
+# within a component T -> S -> L -> E (and T -> L, T -> E, S -> E); a callee's traffic is
+# caused by its callers' traffic; a callee's latency and errors reach its callers.
+CIRCA_TYPES = ["T", "S", "L", "E"]
+CIRCA_ASSUMPTIONS = {
+    "graph": {"T": ["S", "L", "E"], "S": ["L", "E"], "L": ["E"]},
+    "parents": {"T": ["T"]},
+    "children": {"L": ["L"], "E": ["E"]},
+    "descendents": {"E": ["E"]},
+    "ancestors": {},
+}
+ROLE_TO_CIRCA = {"traffic": "T", "saturation": "S", "latency": "L", "errors": "E", "availability": "E"}
+
+
+@dataclass
+class Problem:
+    case_id: str
+    df: pd.DataFrame                    # all rows (baseline + window), usable columns only
+    n_baseline: int
+    columns: list[dict]                 # loader column dicts, same order as df.columns
+    entity_deps: list[tuple[str, str]]  # (dependent, dependency) between all known entities
+    subject: str
+    seed: int = 0
+    anomalies: list[str] = field(default_factory=list)
+    anomalies_from: str = ""
+
+    @property
+    def normal(self) -> pd.DataFrame:
+        return self.df.iloc[: self.n_baseline]
+
+    @property
+    def abnormal(self) -> pd.DataFrame:
+        return self.df.iloc[self.n_baseline:]
+
+    def entity_of(self) -> dict[str, str]:
+        return {c["name"]: c["entity"] for c in self.columns}
+
+
+# --------------------------------------------------------------------------- inputs
+
+def lifted_entity_edges(problem: Problem) -> list[tuple[str, str]]:
+    """Cause -> effect between entities that have metrics.
+
+    The call graph says "A depends on B"; a fault of B reaches A, so B -> A. Entities
+    without metrics (a client library, a proxy) are bridged: B -> (client) -> A gives B -> A.
+    """
+    g = nx.DiGraph()
+    g.add_edges_from((b, a) for a, b in problem.entity_deps)
+    with_metrics = {c["entity"] for c in problem.columns}
+    edges = set()
+    for src in with_metrics:
+        if src not in g:
+            continue
+        stack, seen = list(g.successors(src)), set()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in with_metrics:
+                if n != src:
+                    edges.add((src, n))
+                continue
+            stack.extend(g.successors(n))
+    return sorted(edges)
+
+
+def lifted_metric_graph(problem: Problem) -> nx.DiGraph:
+    """Every metric of a cause entity -> every metric of its effect entity; no edges inside
+    an entity (the call graph says nothing about them)."""
+    by_entity: dict[str, list[str]] = {}
+    for c in problem.columns:
+        by_entity.setdefault(c["entity"], []).append(c["name"])
+    g = nx.DiGraph()
+    g.add_nodes_from(problem.df.columns)
+    for cause, effect in lifted_entity_edges(problem):
+        for m1 in by_entity.get(cause, []):
+            for m2 in by_entity.get(effect, []):
+                g.add_edge(m1, m2)
+    return g
+
+
+def adjacency(g: nx.DiGraph, order: list[str]) -> pd.DataFrame:
+    """PyRCA's graph format: adjacency matrix, row = cause, column = effect."""
+    return nx.to_pandas_adjacency(g, nodelist=order, dtype=int)
+
+
+def break_cycles(g: nx.DiGraph) -> tuple[nx.DiGraph, list[tuple[str, str]]]:
+    g = g.copy()
+    removed = []
+    while True:
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            return g, removed
+        u, v = cycle[-1][:2]
+        g.remove_edge(u, v)
+        removed.append((u, v))
+
+
+def detect_anomalies(problem: Problem) -> None:
+    """PyRCA's StatsDetector (defaults: 4 sigma, window 3, threshold 0.5), trained on the
+    baseline and run on the window. Without any finding, the subject's own metrics stand in
+    (the alert asserts them)."""
+    from pyrca.outliers.stats import StatsDetector, StatsDetectorConfig
+
+    det = StatsDetector(StatsDetectorConfig())
+    det.train(problem.normal)
+    found = list(det.predict(problem.abnormal).anomalous_metrics)
+    if found:
+        problem.anomalies, problem.anomalies_from = found, "pyrca StatsDetector (baseline -> window)"
+    else:
+        subj = [c["name"] for c in problem.columns if c["entity"] == problem.subject]
+        problem.anomalies = subj
+        problem.anomalies_from = "none detected; the subject's metrics (the alert)"
+
+
+# --------------------------------------------------------------------------- PyRCA
+
+def pyrca_random_walk(problem: Problem) -> dict:
+    from pyrca.analyzers.random_walk import RandomWalk, RandomWalkConfig
+
+    g = lifted_metric_graph(problem)
+    model = RandomWalk(RandomWalkConfig(graph=adjacency(g, list(problem.df.columns))))
+    res = model.find_root_causes(problem.anomalies, problem.df, random_seed=problem.seed)
+    ranking = [(str(n), float(s)) for n, s in res.root_cause_nodes]
+    return {"metric_ranking": ranking, "info": {
+        "graph_edges": g.number_of_edges(), "anomalies": problem.anomalies,
+        "note": "PyRCA returns at most 4 nodes, all without parents in the graph"}}
+
+
+def pyrca_random_walk_all(problem: Problem) -> dict:
+    """The same walk, every metric ranked by its visit frequency (the scores PyRCA computes
+    before keeping only parentless nodes), through the analyzer's own methods."""
+    from pyrca.analyzers.random_walk import RandomWalk, RandomWalkConfig
+
+    g = lifted_metric_graph(problem)
+    cfg = RandomWalkConfig(graph=adjacency(g, list(problem.df.columns)))
+    model = RandomWalk(cfg)
+    wg = model._build_weighted_graph(problem.df, problem.anomalies, cfg.rho)
+    merged: dict[str, int] = {}
+    for a in problem.anomalies:
+        for k, v in model._random_walk(wg, a, cfg.num_steps, cfg.num_repeats,
+                                       random_seed=problem.seed).items():
+            merged[k] = merged.get(k, 0) + v
+    total = sum(merged.values()) or 1
+    ranking = sorted(((m, merged.get(m, 0) / total) for m in problem.df.columns),
+                     key=lambda x: -x[1])
+    return {"metric_ranking": ranking, "info": {"graph_edges": g.number_of_edges(),
+                                                "anomalies": problem.anomalies}}
+
+
+def pyrca_rcd(problem: Problem) -> dict:
+    from pyrca.analyzers.rcd import RCD, RCDConfig
+
+    np.random.seed(problem.seed)
+    k = problem.df.shape[1]
+    model = RCD(RCDConfig(k=k))   # defaults otherwise: chi-square, 5 bins, gamma 5, localized
+    res = model.find_root_causes(problem.normal.copy(), problem.abnormal.copy())
+    ranking = [(str(n), None) for n, _ in res.root_cause_nodes]
+    return {"metric_ranking": ranking, "info": {"k": k, "returned": len(ranking)}}
+
+
+MAX_BN_PARENTS = 16
+
+
+def pyrca_bayesian(problem: Problem) -> dict:
+    from pyrca.analyzers.bayesian import BayesianNetwork, BayesianNetworkConfig
+
+    g, removed = break_cycles(lifted_metric_graph(problem))
+    max_in = max((d for _, d in g.in_degree()), default=0)
+    if max_in > MAX_BN_PARENTS:
+        raise RuntimeError(f"a metric has {max_in} parents in the lifted graph; its CPD would have "
+                           f"2^{max_in} columns (limit {MAX_BN_PARENTS})")
+    model = BayesianNetwork(BayesianNetworkConfig(graph=adjacency(g, list(problem.df.columns))))
+    # PyRCA builds the network from the edges only; metrics without any edge are added as
+    # nodes so that they can be fitted and proposed as roots like the others.
+    model.bayesian_model.add_nodes_from([m for m in problem.df.columns if g.degree(m) == 0])
+    # pgmpy takes a variable's states from the data: a metric never labelled anomalous gets
+    # a one-state CPD and PyRCA's own check (`cardinality ... should be = 2`) fails. PyRCA
+    # assumes long training data where every metric shows both states; here the states are
+    # declared binary, which changes nothing else.
+    fit = model.bayesian_model.fit
+
+    def fit_binary(data, estimator=None, **kw):
+        kw["state_names"] = {c: [0, 1] for c in data.columns}
+        return fit(data, estimator=estimator, **kw)
+
+    model.bayesian_model.fit = fit_binary
+    # Trained on the whole span with PyRCA's default labelling (thresholds estimated from the
+    # data itself): the baseline alone has hardly an anomalous label to learn from, and
+    # train()'s `detector=` path is unusable (it subscripts a DetectionResults dataclass).
+    model.train(problem.df)
+    res = model.find_root_causes(problem.anomalies)
+    ranking = []
+    for n, s in res.root_cause_nodes:
+        name = str(n)
+        ranking.append((name[5:] if name.startswith("ROOT_") else name, float(s)))
+    return {"metric_ranking": ranking, "info": {
+        "graph_edges": g.number_of_edges(), "cycle_edges_removed": [list(e) for e in removed],
+        "anomalies": problem.anomalies,
+        "note": "roots are the metrics without parents in the graph"}}
+
+
+# --------------------------------------------------------------------------- CIRCA
+
+def _circa_case(problem: Problem):
+    from circa.model.case import CaseData
+    from circa.model.data_loader import MemoryDataLoader
+    from circa.model.graph import Node
+
+    t = (problem.df.index.view("int64") // 10**9).astype(float) if isinstance(
+        problem.df.index, pd.DatetimeIndex) else np.arange(len(problem.df), dtype=float) * 60
+    data: dict[str, dict[str, list]] = {}
+    for c in problem.columns:
+        data.setdefault(c["entity"], {})[c["metric"]] = list(zip(t.tolist(), problem.df[c["name"]].tolist()))
+    n, nb = len(problem.df), problem.n_baseline
+    subj = [c for c in problem.columns if c["entity"] == problem.subject] or problem.columns
+    sli = Node(subj[0]["entity"], subj[0]["metric"])
+    # train = the baseline rows, test = the window rows (CIRCA: train_window = lookup -
+    # detect + 1, test_window = detect; data from detect_time - lookup to detect_time)
+    case = CaseData(data_loader=MemoryDataLoader(data), sli=sli, detect_time=float(t[-1]),
+                    lookup_window=n - 1, detect_window=n - nb)
+    return case, float(t[-1])
+
+
+def _node_name(node) -> str:
+    return f"{node.entity}|{node.metric}"
+
+
+def _circa_rank(model, case, current) -> list[tuple[str, float]]:
+    ranks = model.analyze(data=case, current=current)
+    return [(_node_name(node), float(score.score)) for node, score in ranks]
+
+
+def circa_rht_da(problem: Problem) -> dict:
+    """CIRCA's regression-based hypothesis testing + descendant adjustment on the call graph
+    lifted to metrics (the same graph PyRCA's random walk and Bayesian network get)."""
+    from circa.alg.ci import DAScorer, RHTScorer
+    from circa.alg.common import Model
+    from circa.graph.common import StaticGraphFactory
+    from circa.model.graph import MemoryGraph, Node
+
+    g = lifted_metric_graph(problem)
+    name2node = {c["name"]: Node(c["entity"], c["metric"]) for c in problem.columns}
+    ng = nx.DiGraph()
+    ng.add_nodes_from(name2node.values())
+    ng.add_edges_from((name2node[a], name2node[b]) for a, b in g.edges)
+    model = Model(graph_factory=StaticGraphFactory(MemoryGraph(ng)),
+                  scorers=[RHTScorer(), DAScorer(threshold=3)])   # CIRCA's RHT-DA settings
+    case, current = _circa_case(problem)
+    return {"metric_ranking": _circa_rank(model, case, current),
+            "info": {"graph_edges": ng.number_of_edges()}}
+
+
+def circa_structural(problem: Problem) -> dict:
+    """CIRCA as its paper builds it: the structural graph derived by CIRCA's own
+    StructuralGraph from the call graph (components and their callees) and the mapping of
+    every metric to a golden-signal meta variable (the sidecar `role`), then RHT + DA."""
+    from circa.alg.ci import DAScorer, RHTScorer
+    from circa.alg.common import Model
+    from circa.graph.structural import StructuralGraph, StructuralGraphFactory
+
+    callees: dict[str, set[str]] = {}
+    for a, b in problem.entity_deps:
+        callees.setdefault(a, set()).add(b)
+    entities = sorted({a for a, _ in problem.entity_deps} | {b for _, b in problem.entity_deps}
+                      | {c["entity"] for c in problem.columns})
+    mappings: dict[str, dict[str, list]] = {}
+    for c in problem.columns:
+        mappings.setdefault(c["entity"], {})[c["metric"]] = [
+            {"type": ROLE_TO_CIRCA.get(c["role"], "S"), "component": c["entity"]}]
+    config = {"types": CIRCA_TYPES, "assumptions": CIRCA_ASSUMPTIONS,
+              "components": [{"name": e,
+                              "dependencies": {e: sorted(callees[e])} if callees.get(e) else {},
+                              "mappings": mappings.get(e, {})} for e in entities]}
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as fh:
+        yaml.safe_dump(config, fh)
+        path = fh.name
+    try:
+        sg = StructuralGraph(filename=path)
+    finally:
+        os.unlink(path)
+    model = Model(graph_factory=StructuralGraphFactory(sg),
+                  scorers=[RHTScorer(), DAScorer(threshold=3)])
+    case, current = _circa_case(problem)
+    ranking = _circa_rank(model, case, current)
+    graph = StructuralGraphFactory(sg).create(data=case, current=current)
+    edges = sum(len(graph.children(n)) for n in graph.nodes)
+    return {"metric_ranking": ranking, "info": {"graph_edges": edges}}
+
+
+def circa_nsigma(problem: Problem) -> dict:
+    """Reference without any graph: CIRCA's NSigmaScorer (max |z| of the window against the
+    baseline)."""
+    from circa.alg.common import Model, NSigmaScorer
+    from circa.graph.common import EmptyGraphFactory
+
+    model = Model(graph_factory=EmptyGraphFactory(), scorers=[NSigmaScorer()])
+    case, current = _circa_case(problem)
+    return {"metric_ranking": _circa_rank(model, case, current), "info": {}}
+
+
+METHODS = {
+    "pyrca_random_walk": pyrca_random_walk,
+    "pyrca_random_walk_all": pyrca_random_walk_all,
+    "pyrca_rcd": pyrca_rcd,
+    "pyrca_bayesian": pyrca_bayesian,
+    "circa_rht_da": circa_rht_da,
+    "circa_structural": circa_structural,
+    "nsigma": circa_nsigma,
+}
+
+DESCRIPTIONS = {
+    "pyrca_random_walk": "PyRCA RandomWalk on the call graph (its result: parentless metrics, at most 4)",
+    "pyrca_random_walk_all": "PyRCA RandomWalk, every metric ranked by visit frequency",
+    "pyrca_rcd": "PyRCA RCD (learns its own graph; baseline vs window)",
+    "pyrca_bayesian": "PyRCA BayesianNetwork on the call graph",
+    "circa_rht_da": "CIRCA RHT + DA on the call graph",
+    "circa_structural": "CIRCA RHT + DA on CIRCA's structural graph (call graph + metric roles)",
+    "nsigma": "reference: n-sigma, no graph (CIRCA NSigmaScorer)",
+}
