@@ -190,8 +190,8 @@ def test_harness_runs_every_method(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())
     assert out.with_suffix(".md").read_text().startswith("# Metric-based root-cause baselines")
-    methods = ["pyrca_random_walk", "pyrca_random_walk_all", "pyrca_rcd", "pyrca_bayesian",
-               "circa_rht_da", "circa_structural", "nsigma"]
+    methods = ["pyrca_rw@call", "pyrca_rw@struct", "pyrca_rw_all@call", "pyrca_rw_all@struct", "pyrca_rcd",
+               "pyrca_bn@call", "pyrca_bn@struct", "circa@call", "circa@struct", "nsigma"]
     assert set(res["summary"]["methods"]) == set(methods)
     assert res["summary"]["cases_scored"] == 1 and res["summary"]["root_without_metrics"] == 0
     (case,) = res["cases"]
@@ -210,5 +210,5 @@ def test_harness_runs_every_method(tmp_path):
         assert set(res["summary"]["methods"][name]["by_depth"]) == {"2"}
         assert set(res["summary"]["methods"][name]["by_cause_kind"]) == {"config_push"}
     # the libraries' own methods do run here; CIRCA on its structural graph finds the planted root
-    assert case["methods"]["circa_structural"]["status"] == "ok"
-    assert case["methods"]["circa_structural"]["top3"]
+    assert case["methods"]["circa@struct"]["status"] == "ok"
+    assert case["methods"]["circa@struct"]["top3"]

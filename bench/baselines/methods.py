@@ -2,9 +2,17 @@
 
 Every method gets the same `Problem`: the aligned metric matrix (one column per
 (entity, metric), a minute grid over baseline + window), the split between the normal
-(baseline) and abnormal (window) rows, the call graph lifted to metrics, and the anomalous
-metrics found by PyRCA's own statistical detector. Each returns a metric ranking, best
-first, with the library's score where it gives one; the runner maps it to entities.
+(baseline) and abnormal (window) rows, the entity call graph, and the anomalous metrics
+found by PyRCA's own statistical detector. The graph-based methods run on each of two
+metric-level graphs made from the same call graph:
+
+* `call` -- the call graph lifted: every metric of a dependency -> every metric of its
+  dependents (a dependency's fault reaches its dependents), metric-less entities bridged;
+* `struct` -- CIRCA's structural graph: CIRCA's own StructuralGraph over the call graph,
+  each metric mapped to a golden signal by its role (T/S/L/E), with CIRCA's assumptions.
+
+Each returns a metric ranking, best first, with the library's score where it gives one;
+the runner maps it to entities.
 
 Runs in bench/baselines/.venv (see setup.sh): PyRCA (sfr-pyrca 1.0.1) and CIRCA
 (circa-clue 0.1.1) need NumPy < 2 and scikit-learn < 1.2.
@@ -139,26 +147,71 @@ def detect_anomalies(problem: Problem) -> None:
         problem.anomalies_from = "none detected; the subject's metrics (the alert)"
 
 
+def structural_metric_graph(problem: Problem) -> nx.DiGraph:
+    """CIRCA's structural graph over the same call graph: CIRCA's own StructuralGraph, given
+    every entity as a component with its callees (its dependencies, placement included) and
+    every metric mapped to a golden-signal meta variable by its `role` (traffic T,
+    saturation S, latency L, errors/availability E); assumptions as in CIRCA (above).
+    Unlike the lifted graph it lets traffic flow from callers to callees, so a noisy
+    consumer's traffic can explain a shared dependency's saturation."""
+    from circa.graph.structural import StructuralGraph
+
+    callees: dict[str, set[str]] = {}
+    for a, b in problem.entity_deps:
+        callees.setdefault(a, set()).add(b)
+    entities = sorted({a for a, _ in problem.entity_deps} | {b for _, b in problem.entity_deps}
+                      | {c["entity"] for c in problem.columns})
+    mappings: dict[str, dict[str, list]] = {}
+    for c in problem.columns:
+        mappings.setdefault(c["entity"], {})[c["metric"]] = [
+            {"type": ROLE_TO_CIRCA.get(c["role"], "S"), "component": c["entity"]}]
+    config = {"types": CIRCA_TYPES, "assumptions": CIRCA_ASSUMPTIONS,
+              "components": [{"name": e,
+                              "dependencies": {e: sorted(callees[e])} if callees.get(e) else {},
+                              "mappings": mappings.get(e, {})} for e in entities]}
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as fh:
+        yaml.safe_dump(config, fh)
+        path = fh.name
+    try:
+        sg = StructuralGraph(filename=path)
+    finally:
+        os.unlink(path)
+    mask: dict[str, set[str]] = {}
+    for c in problem.columns:
+        mask.setdefault(c["entity"], set()).add(c["metric"])
+    ng = sg.visit(mask)
+    g = nx.DiGraph()
+    g.add_nodes_from(problem.df.columns)
+    g.add_edges_from((f"{a.entity}|{a.metric}", f"{b.entity}|{b.metric}") for a, b in ng.edges)
+    return g
+
+
+GRAPHS = {"call": lifted_metric_graph, "struct": structural_metric_graph}
+
+
 # --------------------------------------------------------------------------- PyRCA
 
-def pyrca_random_walk(problem: Problem) -> dict:
+def pyrca_random_walk(problem: Problem, graph: str) -> dict:
     from pyrca.analyzers.random_walk import RandomWalk, RandomWalkConfig
 
-    g = lifted_metric_graph(problem)
+    g = GRAPHS[graph](problem)
     model = RandomWalk(RandomWalkConfig(graph=adjacency(g, list(problem.df.columns))))
+    # The explanation paths PyRCA adds to its result enumerate every path from each root to
+    # each anomaly (exponential in a dense graph: minutes on 25 entities); the ranking does
+    # not use them, so they are not computed.
+    model._get_root_cause_paths = lambda root, anomaly, scores: []
     res = model.find_root_causes(problem.anomalies, problem.df, random_seed=problem.seed)
     ranking = [(str(n), float(s)) for n, s in res.root_cause_nodes]
-    return {"metric_ranking": ranking, "info": {
-        "graph_edges": g.number_of_edges(), "anomalies": problem.anomalies,
-        "note": "PyRCA returns at most 4 nodes, all without parents in the graph"}}
+    return {"metric_ranking": ranking, "info": {"graph_edges": g.number_of_edges(),
+                                                "anomalies": problem.anomalies}}
 
 
-def pyrca_random_walk_all(problem: Problem) -> dict:
+def pyrca_random_walk_all(problem: Problem, graph: str) -> dict:
     """The same walk, every metric ranked by its visit frequency (the scores PyRCA computes
     before keeping only parentless nodes), through the analyzer's own methods."""
     from pyrca.analyzers.random_walk import RandomWalk, RandomWalkConfig
 
-    g = lifted_metric_graph(problem)
+    g = GRAPHS[graph](problem)
     cfg = RandomWalkConfig(graph=adjacency(g, list(problem.df.columns)))
     model = RandomWalk(cfg)
     wg = model._build_weighted_graph(problem.df, problem.anomalies, cfg.rho)
@@ -174,7 +227,7 @@ def pyrca_random_walk_all(problem: Problem) -> dict:
                                                 "anomalies": problem.anomalies}}
 
 
-def pyrca_rcd(problem: Problem) -> dict:
+def pyrca_rcd(problem: Problem, graph: str | None = None) -> dict:
     from pyrca.analyzers.rcd import RCD, RCDConfig
 
     np.random.seed(problem.seed)
@@ -188,13 +241,13 @@ def pyrca_rcd(problem: Problem) -> dict:
 MAX_BN_PARENTS = 16
 
 
-def pyrca_bayesian(problem: Problem) -> dict:
+def pyrca_bayesian(problem: Problem, graph: str) -> dict:
     from pyrca.analyzers.bayesian import BayesianNetwork, BayesianNetworkConfig
 
-    g, removed = break_cycles(lifted_metric_graph(problem))
+    g, removed = break_cycles(GRAPHS[graph](problem))
     max_in = max((d for _, d in g.in_degree()), default=0)
     if max_in > MAX_BN_PARENTS:
-        raise RuntimeError(f"a metric has {max_in} parents in the lifted graph; its CPD would have "
+        raise RuntimeError(f"a metric has {max_in} parents in the graph; its CPD would have "
                            f"2^{max_in} columns (limit {MAX_BN_PARENTS})")
     model = BayesianNetwork(BayesianNetworkConfig(graph=adjacency(g, list(problem.df.columns))))
     # PyRCA builds the network from the edges only; metrics without any edge are added as
@@ -222,8 +275,7 @@ def pyrca_bayesian(problem: Problem) -> dict:
         ranking.append((name[5:] if name.startswith("ROOT_") else name, float(s)))
     return {"metric_ranking": ranking, "info": {
         "graph_edges": g.number_of_edges(), "cycle_edges_removed": [list(e) for e in removed],
-        "anomalies": problem.anomalies,
-        "note": "roots are the metrics without parents in the graph"}}
+        "anomalies": problem.anomalies}}
 
 
 # --------------------------------------------------------------------------- CIRCA
@@ -233,7 +285,7 @@ def _circa_case(problem: Problem):
     from circa.model.data_loader import MemoryDataLoader
     from circa.model.graph import Node
 
-    t = (problem.df.index.view("int64") // 10**9).astype(float) if isinstance(
+    t = (problem.df.index.asi8 // 10**9).astype(float) if isinstance(
         problem.df.index, pd.DatetimeIndex) else np.arange(len(problem.df), dtype=float) * 60
     data: dict[str, dict[str, list]] = {}
     for c in problem.columns:
@@ -248,73 +300,32 @@ def _circa_case(problem: Problem):
     return case, float(t[-1])
 
 
-def _node_name(node) -> str:
-    return f"{node.entity}|{node.metric}"
-
-
 def _circa_rank(model, case, current) -> list[tuple[str, float]]:
     ranks = model.analyze(data=case, current=current)
-    return [(_node_name(node), float(score.score)) for node, score in ranks]
+    return [(f"{node.entity}|{node.metric}", float(score.score)) for node, score in ranks]
 
 
-def circa_rht_da(problem: Problem) -> dict:
-    """CIRCA's regression-based hypothesis testing + descendant adjustment on the call graph
-    lifted to metrics (the same graph PyRCA's random walk and Bayesian network get)."""
+def circa_rht_da(problem: Problem, graph: str) -> dict:
+    """CIRCA's regression-based hypothesis testing + descendant adjustment (RHT-DA, with
+    CIRCA's own settings: linear ANM regressor, tau_max 0, DA threshold 3) on the graph."""
     from circa.alg.ci import DAScorer, RHTScorer
     from circa.alg.common import Model
     from circa.graph.common import StaticGraphFactory
     from circa.model.graph import MemoryGraph, Node
 
-    g = lifted_metric_graph(problem)
+    g = GRAPHS[graph](problem)
     name2node = {c["name"]: Node(c["entity"], c["metric"]) for c in problem.columns}
     ng = nx.DiGraph()
     ng.add_nodes_from(name2node.values())
     ng.add_edges_from((name2node[a], name2node[b]) for a, b in g.edges)
     model = Model(graph_factory=StaticGraphFactory(MemoryGraph(ng)),
-                  scorers=[RHTScorer(), DAScorer(threshold=3)])   # CIRCA's RHT-DA settings
+                  scorers=[RHTScorer(), DAScorer(threshold=3)])
     case, current = _circa_case(problem)
     return {"metric_ranking": _circa_rank(model, case, current),
             "info": {"graph_edges": ng.number_of_edges()}}
 
 
-def circa_structural(problem: Problem) -> dict:
-    """CIRCA as its paper builds it: the structural graph derived by CIRCA's own
-    StructuralGraph from the call graph (components and their callees) and the mapping of
-    every metric to a golden-signal meta variable (the sidecar `role`), then RHT + DA."""
-    from circa.alg.ci import DAScorer, RHTScorer
-    from circa.alg.common import Model
-    from circa.graph.structural import StructuralGraph, StructuralGraphFactory
-
-    callees: dict[str, set[str]] = {}
-    for a, b in problem.entity_deps:
-        callees.setdefault(a, set()).add(b)
-    entities = sorted({a for a, _ in problem.entity_deps} | {b for _, b in problem.entity_deps}
-                      | {c["entity"] for c in problem.columns})
-    mappings: dict[str, dict[str, list]] = {}
-    for c in problem.columns:
-        mappings.setdefault(c["entity"], {})[c["metric"]] = [
-            {"type": ROLE_TO_CIRCA.get(c["role"], "S"), "component": c["entity"]}]
-    config = {"types": CIRCA_TYPES, "assumptions": CIRCA_ASSUMPTIONS,
-              "components": [{"name": e,
-                              "dependencies": {e: sorted(callees[e])} if callees.get(e) else {},
-                              "mappings": mappings.get(e, {})} for e in entities]}
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as fh:
-        yaml.safe_dump(config, fh)
-        path = fh.name
-    try:
-        sg = StructuralGraph(filename=path)
-    finally:
-        os.unlink(path)
-    model = Model(graph_factory=StructuralGraphFactory(sg),
-                  scorers=[RHTScorer(), DAScorer(threshold=3)])
-    case, current = _circa_case(problem)
-    ranking = _circa_rank(model, case, current)
-    graph = StructuralGraphFactory(sg).create(data=case, current=current)
-    edges = sum(len(graph.children(n)) for n in graph.nodes)
-    return {"metric_ranking": ranking, "info": {"graph_edges": edges}}
-
-
-def circa_nsigma(problem: Problem) -> dict:
+def circa_nsigma(problem: Problem, graph: str | None = None) -> dict:
     """Reference without any graph: CIRCA's NSigmaScorer (max |z| of the window against the
     baseline)."""
     from circa.alg.common import Model, NSigmaScorer
@@ -325,22 +336,47 @@ def circa_nsigma(problem: Problem) -> dict:
     return {"metric_ranking": _circa_rank(model, case, current), "info": {}}
 
 
+# name -> (function, graph)
 METHODS = {
-    "pyrca_random_walk": pyrca_random_walk,
-    "pyrca_random_walk_all": pyrca_random_walk_all,
-    "pyrca_rcd": pyrca_rcd,
-    "pyrca_bayesian": pyrca_bayesian,
-    "circa_rht_da": circa_rht_da,
-    "circa_structural": circa_structural,
-    "nsigma": circa_nsigma,
+    "pyrca_rw@call": (pyrca_random_walk, "call"),
+    "pyrca_rw@struct": (pyrca_random_walk, "struct"),
+    "pyrca_rw_all@call": (pyrca_random_walk_all, "call"),
+    "pyrca_rw_all@struct": (pyrca_random_walk_all, "struct"),
+    "pyrca_rcd": (pyrca_rcd, None),
+    "pyrca_bn@call": (pyrca_bayesian, "call"),
+    "pyrca_bn@struct": (pyrca_bayesian, "struct"),
+    "circa@call": (circa_rht_da, "call"),
+    "circa@struct": (circa_rht_da, "struct"),
+    "nsigma": (circa_nsigma, None),
 }
 
 DESCRIPTIONS = {
-    "pyrca_random_walk": "PyRCA RandomWalk on the call graph (its result: parentless metrics, at most 4)",
-    "pyrca_random_walk_all": "PyRCA RandomWalk, every metric ranked by visit frequency",
-    "pyrca_rcd": "PyRCA RCD (learns its own graph; baseline vs window)",
-    "pyrca_bayesian": "PyRCA BayesianNetwork on the call graph",
-    "circa_rht_da": "CIRCA RHT + DA on the call graph",
-    "circa_structural": "CIRCA RHT + DA on CIRCA's structural graph (call graph + metric roles)",
+    "pyrca_rw@call": "PyRCA RandomWalk, lifted call graph (its output: parentless metrics, at most 4)",
+    "pyrca_rw@struct": "PyRCA RandomWalk, structural graph (same output rule)",
+    "pyrca_rw_all@call": "PyRCA RandomWalk, every metric ranked by visit frequency, lifted call graph",
+    "pyrca_rw_all@struct": "PyRCA RandomWalk, every metric ranked by visit frequency, structural graph",
+    "pyrca_rcd": "PyRCA RCD (learns its own graph from baseline vs window)",
+    "pyrca_bn@call": "PyRCA BayesianNetwork, lifted call graph (roots: parentless metrics)",
+    "pyrca_bn@struct": "PyRCA BayesianNetwork, structural graph (roots: parentless metrics)",
+    "circa@call": "CIRCA RHT + DA, lifted call graph",
+    "circa@struct": "CIRCA RHT + DA, CIRCA's structural graph (as in its paper)",
     "nsigma": "reference: n-sigma, no graph (CIRCA NSigmaScorer)",
 }
+
+
+def preload() -> None:
+    """Import the libraries once in the parent, so that each method's forked process has them."""
+    import circa.alg.ci  # noqa: F401
+    import circa.alg.common  # noqa: F401
+    import circa.graph.common  # noqa: F401
+    import circa.graph.structural  # noqa: F401
+    import circa.model.data_loader  # noqa: F401
+    import pyrca.analyzers.bayesian  # noqa: F401
+    import pyrca.analyzers.random_walk  # noqa: F401
+    import pyrca.analyzers.rcd  # noqa: F401
+    import pyrca.outliers.stats  # noqa: F401
+
+
+def run(name: str, problem: Problem) -> dict:
+    fn, graph = METHODS[name]
+    return fn(problem, graph)
