@@ -139,8 +139,9 @@ def test_loader_builds_matrix_and_call_graph(tmp_path):
     case = loader.load_case(write_case(tmp_path / "SYN-RCA-1"))
 
     assert case.case_id == "SYN-RCA-1" and case.subject == "frontend" and case.subject_env == "prod"
-    # a minute grid over baseline + window, the baseline rows before the window start
-    assert len(case.grid) == BASE_MIN + WIN_MIN + 1 and case.n_baseline == BASE_MIN
+    # a minute grid over baseline + window; normal rows end onset_lead (default 10m) before
+    # the window start, as the runtime's baseline does (docs/deciding.md §3)
+    assert len(case.grid) == BASE_MIN + WIN_MIN + 1 and case.n_baseline == BASE_MIN - 10
     assert np.all(np.diff(case.grid) == 60)
     names = {c["name"] for c in case.columns}
     # the pod resolves to its workload, db/node labels to their entities; traces add span series
@@ -150,7 +151,7 @@ def test_loader_builds_matrix_and_call_graph(tmp_path):
     assert case.values.shape == (len(case.grid), len(case.columns))
     assert not np.isnan(case.values).any()
     col = [c["name"] for c in case.columns].index("orders-db|query_duration_ms")
-    assert case.values[case.n_baseline:, col].mean() > case.values[: case.n_baseline, col].mean() + 30
+    assert case.values[BASE_MIN:, col].mean() > case.values[: case.n_baseline, col].mean() + 30
     # the staging series is left out (frontend has one p95 column, at the prod level)
     fe = [c["name"] for c in case.columns].index("frontend|p95_latency_ms")
     assert case.values[: case.n_baseline, fe].mean() < 200

@@ -47,6 +47,10 @@ ROLE_PATTERNS = (
                    r"|iops|util|saturation|used"),
     ("traffic", r"request|requests|rps|qps|throughput|traffic|calls|ops"),
 )
+# docs/profile.md: `relation_fields` that a span may carry (A depends on the entity named)
+SPAN_RELATION_FIELDS = ("peer.service", "db.name", "db.instance", "db", "messaging.destination",
+                        "messaging.destination.name", "server.address", "net.peer.name", "upstream",
+                        "callee", "target", "remote_service")
 STEP = 60  # seconds: the common minute grid
 
 
@@ -168,9 +172,10 @@ class Case:
     window_start: float
     window_end: float
     baseline_s: float
+    onset_lead_s: float
     fired_at: float | None
     grid: np.ndarray                    # epoch seconds, one a minute, baseline + window
-    n_baseline: int                     # rows before window_start
+    n_baseline: int                     # rows before window_start - onset_lead (normal)
     columns: list[dict]                 # {name, entity, metric, role, unit, sources}
     values: np.ndarray                  # len(grid) x len(columns)
     entities: list[str]                 # every known entity
@@ -203,7 +208,8 @@ class Case:
             "window": [_iso(self.window_start), _iso(self.window_end)],
             "fired_at": _iso(self.fired_at) if self.fired_at else None,
             "grid": {"start": _iso(float(self.grid[0])) if len(self.grid) else None,
-                     "points": int(len(self.grid)), "baseline_points": int(self.n_baseline)},
+                     "points": int(len(self.grid)), "baseline_points": int(self.n_baseline),
+                     "abnormal_from": _iso(self.window_start - self.onset_lead_s)},
             "n_columns": len(self.columns), "metric_entities": self.metric_entities,
             "entities": len(self.entities), "dependency_edges": len(self.dependencies),
             "notes": self.notes,
@@ -250,6 +256,7 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
     except (KeyError, ValueError) as exc:
         raise CaseError(f"{case_dir}/case.yaml: window.start/end: {exc}") from exc
     baseline = parse_duration(window.get("baseline"), 30 * 60)
+    onset_lead = parse_duration(window.get("onset_lead"), 10 * 60)
     fired = (case.get("alert") or {}).get("fired_at")
     fired_at = parse_time(fired) if fired else None
     groups = set((case.get("principal") or {}).get("groups") or [])
@@ -273,6 +280,7 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
     known: set[str] = set()
     pods: dict[str, tuple[str, str | None]] = {}      # pod name -> (workload, node)
     trace_spans: list[tuple[str, float, float, bool]] = []   # service, start, duration ms, error
+    soft: set[tuple[str, str]] = set()                        # span attributes naming a peer
 
     for s in usable:
         if s.get("kind") == "catalog":
@@ -290,7 +298,7 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
             deps.add((workload, node, "placement"))
     for s in usable:
         if s.get("kind") == "trace":
-            _read_traces(case_dir / s["path"], s, deps, known, trace_spans, notes)
+            _read_traces(case_dir / s["path"], s, deps, soft, known, trace_spans, notes)
 
     def resolve(name: str) -> str:
         n = str(name)
@@ -311,8 +319,13 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
         head = host.split(".")[0]
         if head in known:
             return head
+        # a pod or ReplicaSet name not listed in a pods source
+        for cand in _workload_candidates(n, [], {}):
+            if cand in known:
+                return cand
         return aliases.get(n, n)
 
+    deps |= {(a, b, "trace") for a, b in soft if resolve(b) in known}
     deps = {(resolve(a), resolve(b), o) for a, b, o in deps}
     deps = {(a, b, o) for a, b, o in deps if a != b}
 
@@ -333,7 +346,10 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
     g0 = math.floor((w_start - baseline) / STEP) * STEP
     g1 = math.floor(w_end / STEP) * STEP
     grid = np.arange(g0, g1 + STEP, STEP, dtype=float)
-    n_base = int(np.sum(grid < w_start))
+    # docs/deciding.md §3: the baseline is [start - baseline, start - onset_lead), the search
+    # range [start - onset_lead, end]: the same normal/abnormal split for every method
+    split = w_start - onset_lead
+    n_base = int(np.sum(grid < split))
     columns, values = _align(series, grid, notes)
 
     # 4. gold
@@ -341,7 +357,8 @@ def load_case(case_dir: str | Path, *, respect_access: bool = True, trace_metric
     entities = sorted(known | {a for a, _, _ in deps} | {b for _, b, _ in deps}
                       | {c["entity"] for c in columns})
     c = Case(case_id=case_id, path=str(case_dir), subject_env=subject_env, subject=resolve(subject_svc),
-             window_start=w_start, window_end=w_end, baseline_s=baseline, fired_at=fired_at,
+             window_start=w_start, window_end=w_end, baseline_s=baseline, onset_lead_s=onset_lead,
+             fired_at=fired_at,
              grid=grid, n_baseline=n_base, columns=columns, values=values, entities=entities,
              dependencies=sorted(deps), aliases=aliases, gold=gold, scored=scored, notes=notes)
     if gold and gold.get("entity"):
@@ -380,11 +397,13 @@ def _read_catalog(path: Path, deps: set, aliases: dict, known: set, notes: list)
             known.add(str(t))
 
 
-_HASH = re.compile(r"-[a-z0-9]{5}$")
-_RS_HASH = re.compile(r"-[a-f0-9]{6,10}$")
+_POD_SUFFIX = re.compile(r"-[a-z0-9]{5}$")        # the pod's own random suffix
+_RS_HASH = re.compile(r"-[a-z0-9]{6,10}$")        # a ReplicaSet's pod-template hash
 
 
 def _workload_candidates(pod: str, owners: list[dict], labels: dict) -> list[str]:
+    """Names the pod's workload may have, most trusted first; the caller keeps the first
+    that is a known entity (so a plain name such as `fleet-manager` stays whole)."""
     cands = [labels.get("app.kubernetes.io/name"), labels.get("app"), labels.get("k8s-app")]
     for o in owners:
         name = str(o.get("name", ""))
@@ -393,16 +412,20 @@ def _workload_candidates(pod: str, owners: list[dict], labels: dict) -> list[str
             cands.append(name[: -len(h) - 1] if h and name.endswith("-" + h) else _RS_HASH.sub("", name))
         elif name:
             cands.append(name)
-    base = _HASH.sub("", pod)
-    cands += [_RS_HASH.sub("", base), re.sub(r"-\d+$", "", pod), base, pod]
+    base = _POD_SUFFIX.sub("", pod)
+    cands += [pod, base, _RS_HASH.sub("", base), re.sub(r"-\d+$", "", pod)]
     return [c for c in cands if c]
 
 
-def _pick(cands: list[str], known: set) -> str:
+def _guess_workload(pod: str) -> str:
+    return _RS_HASH.sub("", _POD_SUFFIX.sub("", pod))
+
+
+def _pick(cands: list[str], known: set, fallback: str) -> str:
     for c in cands:
         if c in known:
             return c
-    return cands[0]
+    return fallback
 
 
 def _read_pods(path: Path, s: dict, pods: dict, known: set, notes: list) -> None:
@@ -431,8 +454,9 @@ def _read_pods(path: Path, s: dict, pods: dict, known: set, notes: list) -> None
             name = str(meta.get("name") or "")
             if not name:
                 continue
-            workload = _pick(_workload_candidates(name, meta.get("ownerReferences") or [],
-                                                  meta.get("labels") or {}), known)
+            labels = meta.get("labels") or {}
+            cands = _workload_candidates(name, meta.get("ownerReferences") or [], labels)
+            workload = _pick(cands, known, cands[0] if cands[0] != name else _guess_workload(name))
             pods[name] = (workload, spec.get("nodeName"))
         return
     if fmt in ("auto", "pods-wide"):
@@ -448,7 +472,7 @@ def _read_pods(path: Path, s: dict, pods: dict, known: set, notes: list) -> None
             name = ln[m_name.start():].split()[0] if len(ln) > m_name.start() else ""
             node = ln[m_node.start():].split()[0] if len(ln) > m_node.start() else ""
             if name:
-                pods[name] = (_pick(_workload_candidates(name, [], {}), known),
+                pods[name] = (_pick(_workload_candidates(name, [], {}), known, _guess_workload(name)),
                               node if node and node != "<none>" else None)
 
 
@@ -465,7 +489,10 @@ def _attr_map(attrs: Any) -> dict:
     return out
 
 
-def _read_traces(path: Path, s: dict, deps: set, known: set, spans_out: list, notes: list) -> None:
+def _read_traces(path: Path, s: dict, deps: set, soft: set, known: set, spans_out: list,
+                 notes: list) -> None:
+    """Parent span's service -> child span's service; a span attribute naming a peer
+    (`soft`: kept by the caller only when it names a known entity)."""
     try:
         docs = _load_json_any(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -487,8 +514,9 @@ def _read_traces(path: Path, s: dict, deps: set, known: set, spans_out: list, no
                     if sp.get("parentSpanId"):
                         parents.append((tid, str(sp["parentSpanId"]), svc))
                     attrs = _attr_map(sp.get("attributes"))
-                    if attrs.get("peer.service"):
-                        deps.add((svc, str(attrs["peer.service"]), "trace"))
+                    for f in SPAN_RELATION_FIELDS:
+                        if attrs.get(f):
+                            soft.add((svc, str(attrs[f])))
                     try:
                         t0 = int(sp.get("startTimeUnixNano")) / 1e9
                         t1 = int(sp.get("endTimeUnixNano")) / 1e9
@@ -512,8 +540,9 @@ def _read_traces(path: Path, s: dict, deps: set, known: set, spans_out: list, no
                     if ref.get("refType", "CHILD_OF") == "CHILD_OF" and ref.get("spanID"):
                         parents.append((str(ref.get("traceID", tid)), str(ref["spanID"]), svc))
                 tags = _attr_map(sp.get("tags"))
-                if tags.get("peer.service"):
-                    deps.add((svc, str(tags["peer.service"]), "trace"))
+                for f in SPAN_RELATION_FIELDS:
+                    if tags.get(f):
+                        soft.add((svc, str(tags[f])))
                 try:
                     t0 = float(sp["startTime"]) / 1e6
                     dur = float(sp["duration"]) / 1e3

@@ -191,6 +191,26 @@ GRAPHS = {"call": lifted_metric_graph, "struct": structural_metric_graph}
 
 # --------------------------------------------------------------------------- PyRCA
 
+def _guard_dead_ends(model) -> list[str]:
+    """PyRCA normalises each node's outgoing weights (w / sum(w)); a node whose weights are
+    all 0 -- an anomalous metric with no edge (its self-weight is 0 by design), or one whose
+    neighbours are all uncorrelated -- gets NaN probabilities and `np.random.choice` raises
+    `ValueError: probabilities contain NaN`. Such a node keeps the walker where it is."""
+    dead: list[str] = []
+    build = model._build_weighted_graph
+
+    def build_guarded(df, anomalies, rho):
+        g = build(df, anomalies, rho)
+        for m, entry in g.items():
+            if not np.all(np.isfinite(entry["probs"])):
+                entry["nodes"], entry["weights"], entry["probs"] = [m], [1.0], np.array([1.0])
+                dead.append(m)
+        return g
+
+    model._build_weighted_graph = build_guarded
+    return dead
+
+
 def pyrca_random_walk(problem: Problem, graph: str) -> dict:
     from pyrca.analyzers.random_walk import RandomWalk, RandomWalkConfig
 
@@ -200,10 +220,11 @@ def pyrca_random_walk(problem: Problem, graph: str) -> dict:
     # each anomaly (exponential in a dense graph: minutes on 25 entities); the ranking does
     # not use them, so they are not computed.
     model._get_root_cause_paths = lambda root, anomaly, scores: []
+    dead = _guard_dead_ends(model)
     res = model.find_root_causes(problem.anomalies, problem.df, random_seed=problem.seed)
     ranking = [(str(n), float(s)) for n, s in res.root_cause_nodes]
     return {"metric_ranking": ranking, "info": {"graph_edges": g.number_of_edges(),
-                                                "anomalies": problem.anomalies}}
+                                                "anomalies": problem.anomalies, "dead_ends": dead}}
 
 
 def pyrca_random_walk_all(problem: Problem, graph: str) -> dict:
@@ -214,6 +235,7 @@ def pyrca_random_walk_all(problem: Problem, graph: str) -> dict:
     g = GRAPHS[graph](problem)
     cfg = RandomWalkConfig(graph=adjacency(g, list(problem.df.columns)))
     model = RandomWalk(cfg)
+    dead = _guard_dead_ends(model)
     wg = model._build_weighted_graph(problem.df, problem.anomalies, cfg.rho)
     merged: dict[str, int] = {}
     for a in problem.anomalies:
@@ -224,7 +246,7 @@ def pyrca_random_walk_all(problem: Problem, graph: str) -> dict:
     ranking = sorted(((m, merged.get(m, 0) / total) for m in problem.df.columns),
                      key=lambda x: -x[1])
     return {"metric_ranking": ranking, "info": {"graph_edges": g.number_of_edges(),
-                                                "anomalies": problem.anomalies}}
+                                                "anomalies": problem.anomalies, "dead_ends": dead}}
 
 
 def pyrca_rcd(problem: Problem, graph: str | None = None) -> dict:
@@ -293,7 +315,7 @@ def _circa_case(problem: Problem):
     n, nb = len(problem.df), problem.n_baseline
     subj = [c for c in problem.columns if c["entity"] == problem.subject] or problem.columns
     sli = Node(subj[0]["entity"], subj[0]["metric"])
-    # train = the baseline rows, test = the window rows (CIRCA: train_window = lookup -
+    # train = the baseline rows (before start - onset_lead), test = the rest (CIRCA: train_window = lookup -
     # detect + 1, test_window = detect; data from detect_time - lookup to detect_time)
     case = CaseData(data_loader=MemoryDataLoader(data), sli=sli, detect_time=float(t[-1]),
                     lookup_window=n - 1, detect_window=n - nb)
