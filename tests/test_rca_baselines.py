@@ -171,6 +171,46 @@ def test_loader_builds_matrix_and_call_graph(tmp_path):
     assert case.gold["cause_kind"] == "config_push" and case.gold["depth"] == 2
 
 
+def test_loader_reads_jaeger_pods_wide_and_epoch_csv(tmp_path):
+    """The other documented shapes: Jaeger JSON, `kubectl get pods -o wide`, epoch-second CSV."""
+    loader = _loader()
+    d = write_case(tmp_path / "SYN-RCA-1")
+    (d / "sources" / "traces" / "otlp.jsonl").unlink()
+    us = int((W_START - timedelta(minutes=5)).timestamp() * 1e6)
+    (d / "sources" / "traces" / "jaeger.json").write_text(json.dumps({"data": [{
+        "traceID": "t9", "processes": {"p1": {"serviceName": "frontend"}, "p2": {"serviceName": "billing"}},
+        "spans": [{"traceID": "t9", "spanID": "s1", "processID": "p1", "startTime": us, "duration": 50000,
+                   "references": [], "tags": [{"key": "error", "value": True}]},
+                  {"traceID": "t9", "spanID": "s2", "processID": "p2", "startTime": us + 10, "duration": 20000,
+                   "references": [{"refType": "CHILD_OF", "traceID": "t9", "spanID": "s1"}],
+                   "tags": [{"key": "db.name", "value": "orders-db"}]}]}]}))
+    (d / "sources" / "k8s" / "pods.json").unlink()
+    (d / "sources" / "k8s" / "pods-wide.txt").write_text(
+        "NAME                  READY   STATUS    RESTARTS      AGE   IP          NODE     NOMINATED NODE   READINESS GATES\n"
+        "api-xp6p57b2tl-xcwl5  1/1     Running   2 (5m ago)    3d    10.0.0.7    node-1   <none>           <none>\n")
+    rows = (d / "sources" / "metrics" / "frontend-p95.csv").read_text().splitlines()
+    (d / "sources" / "metrics" / "frontend-p95.csv").write_text("\n".join(
+        [rows[0]] + [f"{int(datetime.fromisoformat(r.split(',')[0]).timestamp())},{r.split(',')[1]}" for r in rows[1:]]))
+    import yaml
+
+    man = yaml.safe_load((d / "sources.yaml").read_text())
+    for src in man["sources"]:
+        if src["id"] == "otlp":
+            src["path"] = "sources/traces/jaeger.json"
+        if src["id"] == "pods":
+            src["path"] = "sources/k8s/pods-wide.txt"
+    (d / "sources.yaml").write_text(yaml.safe_dump(man))
+    case = loader.load_case(d)
+    deps = {(a, b, o) for a, b, o in case.dependencies}
+    assert ("frontend", "billing", "trace") in deps            # parent span -> child span
+    assert ("billing", "orders-db", "trace") in deps           # a span attribute naming a peer
+    assert ("api", "node-1", "placement") in deps              # pod hash of any alphabet stripped
+    names = [c["name"] for c in case.columns]
+    assert "api|latency_ms" in names                           # the Prometheus pod label resolves
+    fe = names.index("frontend|p95_latency_ms")
+    assert not np.isnan(case.values[:, fe]).any() and case.values[-1, fe] > 100
+
+
 def test_loader_skips_case_without_root_cause(tmp_path):
     loader = _loader()
     d = write_case(tmp_path / "SYN-RCA-1")

@@ -21,6 +21,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -431,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "benchmark": "rca-baselines",
-        "command": " ".join([Path(sys.executable).name, *[a if " " not in a else repr(a) for a in sys.argv]]),
+        "command": shlex.join([Path(sys.executable).name, *sys.argv]),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
                     "cpus": os.cpu_count()},
         "versions": _versions(),
