@@ -196,8 +196,8 @@ def detect(text: str) -> str:
         if '"revision"' in head and '"updated"' in head:
             return "helm"
         return "flags"
-    if re.search(r"^\s*-\s+(flag|at|key):", head, re.M):
-        return "flags"
+    if head.startswith("-") or re.search(r"^\s*-\s+(flag|at|key):", head, re.M):
+        return "flags"  # a YAML list of toggles (a record is a mapping)
     return "record"
 
 
