@@ -153,10 +153,10 @@ def test_the_walk_reaches_a_chunk_two_hops_from_its_seed(tool, access, extractor
                 assert hop.source in names and hop.target in names
 
 
-def test_no_linked_seed_falls_back_to_dense_and_filters_still_hold(tool, access):
+def test_no_linked_seed_falls_back_to_the_basic_ranking_and_filters_still_hold(tool, access):
     q = SearchQuery(text="how to roll back a bad release safely", environment="prod", k=4)
     hits = tool.search(q, access)
-    assert len(hits) == 4 and {h.channel for h in hits} == {"dense-fallback"}
+    assert len(hits) == 4 and {h.channel for h in hits} == {"fallback"}
     first = tool.search(SearchQuery(text="dependency-client retry", environment="prod",
                                     seeds=("dependency-client",), kinds=("doc", "runbook"), k=5), access)
     excl = tuple(h.chunk_id for h in first[:2])
@@ -219,7 +219,7 @@ def test_the_principal_never_sees_the_security_review_through_the_graph(tool, ac
 def test_an_entity_seen_only_in_unreadable_text_is_no_node(tool, access, security_access):
     q = QUERIES[2]
     assert ("entity", "stock_adjustments") not in tool.walk_graph(q, access)
-    assert {h.channel for h in tool.search(q, access)} == {"dense-fallback"}
+    assert {h.channel for h in tool.search(q, access)} == {"fallback"}
     assert tool.bridge_entities(q, access) == []
     assert ("entity", "stock_adjustments") in tool.walk_graph(q, security_access)
 
@@ -231,7 +231,7 @@ def test_a_staging_only_entity_never_bridges_into_a_prod_query(tool, access):
     for name in STAGING_ONLY:
         q = SearchQuery(text=f"{name} setting", environment="prod", seeds=(name,), k=5)
         hits = tool.search(q, access)
-        assert {h.channel for h in hits} == {"dense-fallback"}
+        assert {h.channel for h in hits} == {"fallback"}
         assert all(_env(tool, h.chunk_id) in ("prod", "*") for h in hits)
         assert tool.bridge_entities(q, access) == []
         assert ("entity", name) not in tool.walk_graph(q, access)
