@@ -11,8 +11,8 @@ The pipeline is sentence-transformers' for this model: WordPiece, at most 256 to
 mean pooling over the attention mask, L2 normalisation. Texts are encoded in batches of
 similar token length (sorted once by exact token count), so padding costs little.
 
-``fast_embedder()`` is what the product uses: ONNX int8 when onnxruntime and onnx can
-be imported and the export works, else the plain sentence-transformers model.
+``tools.embedding.MiniLMEmbedder`` uses this runtime by default and falls back to plain
+sentence-transformers when it cannot be loaded.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 
-from tools.embedding import Embedder, MiniLMEmbedder
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length
@@ -191,15 +190,6 @@ class OnnxMiniLMEmbedder:
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-
-
-def fast_embedder(variant: Variant = "int8", log=lambda _m: None) -> Embedder:  # noqa: ANN001
-    """ONNX Runtime MiniLM when it can be loaded, else sentence-transformers (same model)."""
-    try:
-        return OnnxMiniLMEmbedder(variant).load()
-    except Exception as exc:  # noqa: BLE001 - any failure means: use the reference path
-        log(f"ONNX embedder unavailable ({type(exc).__name__}: {exc}); using sentence-transformers")
-        return MiniLMEmbedder()
 
 
 def main(argv: list[str] | None = None) -> int:
