@@ -3,13 +3,10 @@
 The graph's entities are exactly the names an analyzer finds in the chunks, so the tool
 takes any object with ``names(text)`` and ``kind_of(name)``: the incident extractor
 (``tools.entities.EntityExtractor``), the encyclopaedic one
-(``tools.textentities.TextEntityExtractor``) or both (``ComposedAnalyzer``). Two optional
-methods refine it, and are looked up with ``getattr`` so that plain extractors still fit:
-
-* ``query_names(text)``: names in a *question*, where matching may be looser (questions are
-  often Title Cased); default ``names``;
-* ``canonical(label)``: the entity a chunk's subject label (its service or title) stands for;
-  default the label itself when it is an entity.
+(``tools.textentities.TextEntityExtractor``) or both (``ComposedAnalyzer``). One optional
+method refines it, looked up with ``getattr`` so that plain extractors still fit:
+``canonical(label)``, the entity a chunk's subject label (its service or title) stands for
+(``"Tekezé (river)"`` -> ``tekeze``); default the label itself.
 """
 
 from __future__ import annotations
@@ -30,12 +27,6 @@ class EntityAnalyzer(Protocol):
     def kind_of(self, name: str) -> str:
         """The kind of a name (``service``, ``config_key``, ``title``...)."""
         ...
-
-
-def query_names(analyzer: EntityAnalyzer, text: str) -> list[str]:
-    """Entity names of a question (the analyzer's ``query_names`` when it has one)."""
-    fn = getattr(analyzer, "query_names", None)
-    return list(fn(text)) if fn is not None else list(analyzer.names(text))
 
 
 def canonical(analyzer: EntityAnalyzer, label: str) -> str:
@@ -64,9 +55,6 @@ class ComposedAnalyzer:
 
     def names(self, text: str) -> list[str]:
         return list(dict.fromkeys(n for p in self.parts for n in p.names(text)))
-
-    def query_names(self, text: str) -> list[str]:
-        return list(dict.fromkeys(n for p in self.parts for n in query_names(p, text)))
 
     def canonical(self, label: str) -> str | None:
         for p in self.parts:

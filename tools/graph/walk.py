@@ -19,8 +19,8 @@ Per query, before anything is scored:
   Scope chunks of other kinds, and already-read chunks, may carry the walk (they are
   readable and in scope) but are never returned.
 
-Ranking: seeds are ``query.seeds`` plus the analyzer's names of ``query.text`` (its
-``query_names`` when it has one) that are entity nodes, each weighted 1 / (scope chunks
+Ranking: seeds are ``query.seeds`` plus the analyzer's names of ``query.text`` that are
+entity nodes, each weighted 1 / (scope chunks
 mentioning it), so a rare entity counts for more than a common one; PageRank personalised
 on them (damping 0.85) runs as a SciPy sparse power iteration on the scope's block
 transition matrix (the same numbers as ``nx.pagerank`` on ``walk_graph``). The walked
@@ -55,7 +55,7 @@ from tools.index import open_index
 from tools.lexical import BM25
 from tools.retrieval import SearchQuery
 
-from .analyzer import EntityAnalyzer, canonical, query_names
+from .analyzer import EntityAnalyzer, canonical
 from .casegraph import CASE_MANIFEST, read_manifest
 
 DAMPING = 0.85
@@ -287,7 +287,7 @@ class GraphRetrieval:
 
     def seeds(self, query: SearchQuery, scope: Scope) -> list[str]:
         """The query's entities that are nodes of its walk graph, in order."""
-        names = dict.fromkeys([*query.seeds, *query_names(self.extractor, query.text)])
+        names = dict.fromkeys([*query.seeds, *self.extractor.names(query.text)])
         return [n for n in names if n in self.entity_index and scope.col(self.entity_index[n]) >= 0]
 
     def _ppr(self, scope: Scope, seeds: list[str]) -> tuple[np.ndarray, np.ndarray]:
