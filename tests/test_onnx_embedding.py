@@ -64,6 +64,8 @@ def test_without_onnx_runtime_the_embedder_falls_back_to_sentence_transformers(m
 
 
 def test_the_runtime_can_be_chosen_by_environment(monkeypatch):
+    monkeypatch.delenv("INVESTIGATOR_EMBED_RUNTIME", raising=False)
+    assert MiniLMEmbedder().runtime == "onnx-fp32" and MiniLMEmbedder().name == "all-MiniLM-L6-v2"
     monkeypatch.setenv("INVESTIGATOR_EMBED_RUNTIME", "torch")
     assert MiniLMEmbedder().runtime == "torch"
     monkeypatch.setenv("INVESTIGATOR_EMBED_RUNTIME", "tpu")
