@@ -64,7 +64,7 @@ DENSE_WEIGHT = 5.0
 """Weight of the cosine next to log(PageRank) in the default ranking (one setting for every
 corpus; measured on three public multi-hop sets, see NOTES.md)."""
 Ranking = Literal["ppr+dense", "ppr", "rrf"]
-TOL = 1e-8
+TOL = 1e-5  # L1 change per sweep; the top 10 equalled a 1e-12 solve on all MuSiQue questions even at 1e-4
 MAX_ITER = 200
 
 
@@ -107,19 +107,21 @@ class Scope:
         """Column of a global entity index in this scope, -1 when it is not a node."""
         return int(self._col[entity])
 
-    def transition(self, damping: float) -> tuple[sp.csr_array, np.ndarray]:
-        """(damping x the block transition matrix over [chunks; entities], dangling chunks).
+    def transition(self, damping: float) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+        """(entity -> chunk, chunk -> entity, dangling chunks), both blocks times ``damping``.
 
-        Columns sum to ``damping`` (0 for a dangling chunk, one that names no entity). Built
-        once per scope and damping: a query only pays for the power iteration."""
+        Column-stochastic blocks of the bipartite walk (a dangling chunk, one that names no
+        entity, has an empty column). Built once per scope and damping: a query only pays
+        for the iteration."""
         if getattr(self, "_transition_key", None) != damping:
             W = self.W
             deg_c = np.asarray(W.sum(axis=1)).ravel()
             deg_e = np.asarray(W.sum(axis=0)).ravel()  # > 0: every scope entity has a mention
             inv_c = np.divide(1.0, deg_c, out=np.zeros_like(deg_c), where=deg_c > 0)
-            to_c = sp.csr_array(W * (damping / deg_e)[None, :])  # entity j -> chunk i
-            to_e = sp.csr_array(W.T * (damping * inv_c)[None, :])  # chunk i -> entity j
-            self._transition = (sp.bmat([[None, to_c], [to_e, None]], format="csr"), np.flatnonzero(deg_c == 0))
+            # float32: the iteration is memory-bound, and 1e-7 relative is far below TOL
+            to_c = sp.csr_array(W * (damping / deg_e)[None, :], dtype=np.float32)  # entity j -> chunk i
+            to_e = sp.csr_array(W.T * (damping * inv_c)[None, :], dtype=np.float32)  # chunk i -> entity j
+            self._transition = (to_c, to_e, np.flatnonzero(deg_c == 0))
             self._transition_key = damping
         return self._transition
 
@@ -301,17 +303,21 @@ class GraphRetrieval:
             p[j] = 1.0 / scope.support[j]
         p /= p.sum()
         a = self.damping
-        P, dangling = scope.transition(a)
-        teleport = np.concatenate([np.zeros(n_c), p])
-        x = teleport.copy()
+        to_c, to_e, dangling = scope.transition(a)
+        # Block Gauss-Seidel on the bipartite fixed point x = aPx + (a * dangling mass + 1 - a) p:
+        # chunks from the current entities, then entities from those new chunks. Same fixed
+        # point as the power iteration, in about half the sweeps (the error shrinks by a^2).
+        p = p.astype(np.float32)
+        xe = p.copy()
+        xc = to_c @ xe
         for _ in range(MAX_ITER):
-            nx_ = P @ x
-            nx_ += (a * x[dangling].sum() + 1.0 - a) * teleport
-            err = np.abs(nx_ - x).sum()
-            x = nx_
+            xe_new = to_e @ xc + (a * xc[dangling].sum() + 1.0 - a) * p
+            xc_new = to_c @ xe_new
+            err = np.abs(xe_new - xe).sum() + np.abs(xc_new - xc).sum()
+            xe, xc = xe_new, xc_new
             if err < TOL:
                 break
-        return x[:n_c], x[n_c:]
+        return xc.astype(np.float64), xe.astype(np.float64)
 
     # ------------------------------------------------------------------ search
     def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
