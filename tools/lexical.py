@@ -1,7 +1,7 @@
 """A small BM25 channel that keeps exact identifiers (service names, config keys, versions).
 
 Tokens are Unicode words with accents and case folded (``Tekezé`` = ``tekeze``); an
-identifier (``retry_timeout``, ``order-service``, ``4.19.0``) is kept whole *and* split into
+identifier (``queue_depth_max``, ``billing-api``, ``4.19.0``) is kept whole *and* split into
 its parts; common English function words are dropped (they match every passage and drown
 the words that matter in long questions).
 """
