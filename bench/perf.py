@@ -4,6 +4,9 @@
     .venv/bin/python bench/perf.py investigation          # whole reference investigation, both tools, warm
     .venv/bin/python bench/perf.py checkpoint             # per-step cost with and without the checkpointer
     .venv/bin/python bench/perf.py scale --sizes 1000 3000 9000   # index build and query growth, both tools
+    .venv/bin/python bench/perf.py embedding              # MiniLM runtimes: passages/s and dense recall, same run
+    .venv/bin/python bench/perf.py retrieval              # every tool on the three public multi-hop dev sets
+    .venv/bin/python bench/perf.py wikiscale --sizes 1000 6000 20000 50000   # graph build and query growth
     .venv/bin/python bench/perf.py all
 
 Each writes bench/results/<name>.json with the machine, versions and the command.
@@ -37,12 +40,21 @@ from tools.retrieval import SearchQuery  # noqa: E402
 
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 RESULTS = ROOT / "bench" / "results"
+MULTIHOP = Path(os.environ.get("INVESTIGATOR_MULTIHOP_DIR", ROOT.parent / "shared" / "bench" / "multihop-dev"))
+MULTIHOP_SETS = ("musique-dev100", "2wiki-dev100", "hotpotqa-dev100")
 
 
 def _machine() -> dict:
     return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-            "versions": {p: version(p) for p in ("numpy", "duckdb", "langgraph", "graphrag", "torch",
-                                                  "sentence-transformers", "networkx", "scipy")}}
+            "versions": {p: _version(p) for p in ("numpy", "duckdb", "langgraph", "graphrag", "torch",
+                                                   "sentence-transformers", "networkx", "scipy", "onnxruntime")}}
+
+
+def _version(package: str) -> str | None:
+    try:
+        return version(package)
+    except Exception:  # noqa: BLE001 - an optional package that is not installed
+        return None
 
 
 def _save(name: str, data: dict) -> None:
@@ -272,10 +284,93 @@ def bench_scale(sizes: list[int], queries: int = 30) -> None:
     _save("scale", {"rows": rows})
 
 
+def _multihop(name: str):  # noqa: ANN202
+    from tools.benchdata import load_dataset
+
+    return load_dataset(MULTIHOP / f"{name}.json")
+
+
+def _rss_mib() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def bench_embedding(rounds: int = 2) -> None:
+    """Passages per second of each MiniLM runtime on the same texts in the same process,
+    interleaved (the machine is shared, so ratios are what to read), and recall@5 of plain
+    dense retrieval with each runtime's vectors on the three dev sets."""
+    from tools.embedding import SentenceTransformerEmbedder
+    from tools.evaluation import mean, recall_at_k
+    from tools.onnx_embedding import OnnxMiniLMEmbedder
+
+    sets = {n: _multihop(n) for n in MULTIHOP_SETS}
+    texts = [f"{p.title}\n{p.text}" for ds in sets.values() for p in ds.corpus]
+    runtimes = {
+        "sentence-transformers (torch, batch 32)": SentenceTransformerEmbedder(),
+        "onnx fp32, length-sorted": OnnxMiniLMEmbedder("fp32"),
+        "onnx fp32, input order": OnnxMiniLMEmbedder("fp32", sort_by_length=False),
+        "onnx int8, length-sorted": OnnxMiniLMEmbedder("int8"),
+        "onnx int8, input order": OnnxMiniLMEmbedder("int8", sort_by_length=False),
+    }
+    for emb in runtimes.values():
+        emb.embed(["warm up"])
+    seconds: dict[str, list[float]] = {n: [] for n in runtimes}
+    vectors: dict[str, np.ndarray] = {}
+    sample = texts[::3]  # a third of the passages per timed round, every runtime on the same texts
+    for _ in range(rounds):
+        for name, emb in runtimes.items():
+            t = time.perf_counter()
+            emb.embed(sample)
+            seconds[name].append(time.perf_counter() - t)
+            print(f"{name}: {len(sample) / seconds[name][-1]:.1f} passages/s", flush=True)
+    quality = {}
+    for name in ("sentence-transformers (torch, batch 32)", "onnx fp32, length-sorted", "onnx int8, length-sorted"):
+        vectors[name] = runtimes[name].embed(texts)
+        at, quality[name] = 0, {}
+        for set_name, ds in sets.items():
+            v = vectors[name][at:at + len(ds.corpus)]
+            at += len(ds.corpus)
+            q = runtimes[name].embed([x.question for x in ds.questions])
+            ids = [p.id for p in ds.corpus]
+            r5 = [recall_at_k([ids[i] for i in np.argsort(-(v @ qv), kind="stable")[:5]], x.supporting_ids, 5)
+                  for qv, x in zip(q, ds.questions, strict=True)]
+            quality[name][set_name] = round(mean(r5), 4)
+    ref = vectors["sentence-transformers (torch, batch 32)"]
+    base = statistics.median(seconds["sentence-transformers (torch, batch 32)"])
+    rows = {name: {"passages_per_second": round(len(sample) / statistics.median(ts), 1),
+                   "speedup_vs_sentence_transformers": round(base / statistics.median(ts), 2),
+                   "seconds": [round(x, 2) for x in ts]} for name, ts in seconds.items()}
+    for name in quality:
+        cos = (vectors[name] * ref).sum(axis=1)
+        rows[name]["dense_recall@5"] = quality[name]
+        rows[name]["cosine_to_sentence_transformers"] = {"min": round(float(cos.min()), 4),
+                                                         "mean": round(float(cos.mean()), 5)}
+    _save("embedding", {"passages_timed": len(sample), "rounds": rounds, "corpus": list(MULTIHOP_SETS),
+                        "runtimes": rows})
+
+
+def bench_retrieval() -> None:
+    """``investigator bench retrieval`` with every tool on each dev set: one JSON per set."""
+    from investigator.bench import TOOLS, run_retrieval_bench, to_markdown
+    from tools.embedding import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    emb.embed(["warm up"])
+    for name in MULTIHOP_SETS:
+        with tempfile.TemporaryDirectory(prefix="inv-bench-") as tmp:
+            res = run_retrieval_bench(_multihop(name), emb, Path(tmp), list(TOOLS), progress=print)
+        res["command"] = "python bench/perf.py retrieval"
+        res["versions"] = _machine()["versions"]
+        (RESULTS / f"retrieval-{name}.json").write_text(json.dumps(res, indent=2))
+        print(to_markdown(res), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["vector", "investigation", "checkpoint", "resume", "scale", "all"])
-    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 9000])
+    p.add_argument("what", choices=["vector", "investigation", "checkpoint", "resume", "scale", "embedding",
+                                    "retrieval", "wikiscale", "all"])
+    p.add_argument("--sizes", type=int, nargs="+", default=None)
     a = p.parse_args()
     if a.what in ("vector", "all"):
         bench_vector()
@@ -286,7 +381,15 @@ def main() -> None:
     if a.what in ("resume", "all"):
         bench_resume()
     if a.what in ("scale", "all"):
-        bench_scale(a.sizes)
+        bench_scale(a.sizes or [1000, 3000, 9000])
+    if a.what in ("embedding", "all"):
+        bench_embedding()
+    if a.what in ("retrieval", "all"):
+        bench_retrieval()
+    if a.what in ("wikiscale", "all"):
+        from wikiscale import bench_wikiscale
+
+        bench_wikiscale(a.sizes or [1000, 6000, 20000, 50000], _save)
 
 
 if __name__ == "__main__":

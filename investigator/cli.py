@@ -109,7 +109,7 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     ds = load_dataset(Path(args.dataset))
     inv = _inv(args)
     with tempfile.TemporaryDirectory(prefix="inv-bench-") as tmp:
-        res = run_retrieval_bench(ds, inv.embedder, Path(tmp), args.tool or ["bm25", "basic", "graph", "graph+dense"], inv.progress)
+        res = run_retrieval_bench(ds, inv.embedder, Path(tmp), args.tool or ["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"], inv.progress)
     res["command"] = " ".join(["investigator", "bench", "retrieval", "--dataset", args.dataset])
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -236,8 +236,8 @@ def parser() -> argparse.ArgumentParser:
     bench = s.add_subparsers(dest="bench", required=True, help="which benchmark")
     b = bench.add_parser("retrieval", help="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set")
     b.add_argument("--dataset", required=True, help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout)")
-    b.add_argument("--tool", action="append", choices=["bm25", "basic", "graph", "graph+dense"],
-                   help="tool (repeatable; default bm25, basic, graph, graph+dense)")
+    b.add_argument("--tool", action="append", choices=["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"],
+                   help="tool (repeatable; default all: bm25, dense, basic, graph, graph-ppr, graph+dense)")
     b.add_argument("--out", help="write the figures as JSON here (e.g. bench/results/retrieval-NAME.json)")
     b.set_defaults(func=cmd_bench_retrieval)
 

@@ -55,8 +55,11 @@ def test_unknown_supporting_ids_are_a_clear_error(tmp_path):
 def test_the_retrieval_bench_scores_every_tool_on_the_fixture(tmp_path, embedder):
     from investigator.bench import run_retrieval_bench
 
-    res = run_retrieval_bench(load_dataset(FIXTURE), embedder, tmp_path, ["bm25", "basic", "graph", "graph+dense"])
+    from investigator.bench import TOOLS
+
+    res = run_retrieval_bench(load_dataset(FIXTURE), embedder, tmp_path, list(TOOLS))
+    assert set(res["tools"]) == {"bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"}
     for name, r in res["tools"].items():
-        assert 0 <= r["recall@2"] <= r["recall@5"] <= 1, name
+        assert 0 <= r["recall@2"] <= r["recall@5"] <= r["recall@10"] <= 1, name
         assert r["build_seconds"] >= 0 and r["query_ms_p50"] > 0
     assert res["tools"]["basic"]["recall@5"] >= 0.9, "dense retrieval finds both hops of most questions"

@@ -153,10 +153,10 @@ def test_the_walk_reaches_a_chunk_two_hops_from_its_seed(tool, access, extractor
                 assert hop.source in names and hop.target in names
 
 
-def test_no_linked_seed_falls_back_to_dense_and_filters_still_hold(tool, access):
+def test_no_linked_seed_falls_back_to_the_basic_ranking_and_filters_still_hold(tool, access):
     q = SearchQuery(text="how to roll back a bad release safely", environment="prod", k=4)
     hits = tool.search(q, access)
-    assert len(hits) == 4 and {h.channel for h in hits} == {"dense-fallback"}
+    assert len(hits) == 4 and {h.channel for h in hits} == {"fallback"}
     first = tool.search(SearchQuery(text="dependency-client retry", environment="prod",
                                     seeds=("dependency-client",), kinds=("doc", "runbook"), k=5), access)
     excl = tuple(h.chunk_id for h in first[:2])
@@ -219,7 +219,7 @@ def test_the_principal_never_sees_the_security_review_through_the_graph(tool, ac
 def test_an_entity_seen_only_in_unreadable_text_is_no_node(tool, access, security_access):
     q = QUERIES[2]
     assert ("entity", "stock_adjustments") not in tool.walk_graph(q, access)
-    assert {h.channel for h in tool.search(q, access)} == {"dense-fallback"}
+    assert {h.channel for h in tool.search(q, access)} == {"fallback"}
     assert tool.bridge_entities(q, access) == []
     assert ("entity", "stock_adjustments") in tool.walk_graph(q, security_access)
 
@@ -231,7 +231,7 @@ def test_a_staging_only_entity_never_bridges_into_a_prod_query(tool, access):
     for name in STAGING_ONLY:
         q = SearchQuery(text=f"{name} setting", environment="prod", seeds=(name,), k=5)
         hits = tool.search(q, access)
-        assert {h.channel for h in hits} == {"dense-fallback"}
+        assert {h.channel for h in hits} == {"fallback"}
         assert all(_env(tool, h.chunk_id) in ("prod", "*") for h in hits)
         assert tool.bridge_entities(q, access) == []
         assert ("entity", name) not in tool.walk_graph(q, access)
@@ -306,9 +306,9 @@ def test_the_sparse_power_iteration_is_networkx_personalized_pagerank(tool, acce
     ref = nx.pagerank(g, alpha=tool.damping, weight="weight", tol=1e-12, max_iter=1000,
                       personalization={("entity", s): 1 / support[s] for s in seeds})
     for i, r in enumerate(scope.rows.tolist()):
-        assert xc[i] == pytest.approx(ref[("chunk", tool.table.ids[r])], abs=1e-7)
+        assert xc[i] == pytest.approx(ref[("chunk", tool.table.ids[r])], abs=1e-5)
     for j, e in enumerate(scope.ents.tolist()):
-        assert xe[j] == pytest.approx(ref[("entity", tool.entity_titles[e])], abs=1e-7)
+        assert xe[j] == pytest.approx(ref[("entity", tool.entity_titles[e])], abs=1e-5)
 
 
 def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
@@ -366,3 +366,56 @@ def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
     reports = load_graph_tables(tmp_path / "g").community_reports
     assert len(reports) > 0 and set(reports["title"]) == {"SCRIPTED REPORT"}
     assert prompts and "community" in prompts[0].lower(), "the real LLM gets graphrag's own report prompt"
+
+
+# ----------------------------------------------------------------------------- encyclopaedic text
+
+
+@pytest.fixture(scope="module")
+def wiki(tmp_path_factory, embedder):
+    """The multi-hop fixture as a graph with the general-text extractor composed with the incident one."""
+    from investigator.bench import bench_analyzer, passages_as_chunks
+    from tools.benchdata import load_dataset
+    from tools.graph import GraphRetrieval, build_case_graph
+    from tools.index import build_chunk_index
+
+    ds = load_dataset(ROOT / "tests" / "fixtures" / "multihop_small.json")
+    root = tmp_path_factory.mktemp("wiki")
+    chunks = passages_as_chunks(ds)
+    build_chunk_index(chunks, root / "i.duckdb", embedder, "wiki")
+    analyzer = bench_analyzer(ds)
+    info = build_case_graph(root / "i.duckdb", root / "g", embedder, analyzer)
+    tool = GraphRetrieval(root / "i.duckdb", root / "g", embedder, analyzer)
+    access = AccessSnapshot(groups={c.source_id: ("g",) for c in chunks}, principal_groups=("g",))
+    return ds, analyzer, info, tool, access, root / "g"
+
+
+def test_a_title_cased_question_seeds_the_walk_and_reaches_the_second_hop(wiki):
+    ds, analyzer, _info, tool, access, _g = wiki
+    q = SearchQuery(text="In Which Town Was The Designer Of The Veltra Bridge Born?", environment="*", k=3)
+    assert tool.seeds(q, tool._scope(q, access)) == ["veltra bridge"]
+    hits = tool.search(q, access)
+    assert {h.channel for h in hits} == {"ppr"}
+    assert {"veltra-bridge", "maren-holt"} <= {h.source_id for h in hits[:2]}  # both hops in the top two
+
+
+def test_the_build_embeds_nothing_and_relates_a_passage_subject_to_what_it_mentions(wiki):
+    from tools.graph import load_graph_tables
+
+    _ds, analyzer, info, tool, _access, graph_dir = wiki
+    assert info.embedded_texts == 0  # chunk vectors come from the index; nothing else is embedded
+    assert not (graph_dir / "lancedb").exists()
+    t = load_graph_tables(graph_dir)
+    subject = {u: analyzer.canonical(title) for u, title in zip(
+        t.text_units["id"], t.text_units["document_id"].map(dict(zip(t.documents["id"], t.documents["title"]))))}
+    assert len(t.relationships) > 0
+    for r in t.relationships.itertuples():
+        for u in r.text_unit_ids:  # every edge is a star edge of its passage's subject
+            assert subject[u] in (r.source, r.target)
+
+
+def test_a_question_with_no_known_entity_gets_the_basic_ranking(wiki):
+    _ds, _analyzer, _info, tool, access, _g = wiki
+    q = SearchQuery(text="which structural engineer studied chemistry", environment="*", k=4)
+    hits = tool.search(q, access)
+    assert len(hits) == 4 and {h.channel for h in hits} == {"fallback"}

@@ -74,6 +74,14 @@ def test_scoring_by_runs_equals_scoring_the_gathered_rows():
     check()
 
 
+def test_bm25_tokens_fold_accents_and_case_and_drop_function_words():
+    from tools.lexical import tokenize
+
+    assert tokenize("Where is the Tekezé river?") == tokenize("where TEKEZE river") == ["tekeze", "river"]
+    assert tokenize("set retry_timeout on order-service 4.19.0") == [
+        "set", "retry_timeout", "retry", "timeout", "order-service", "order", "service", "4.19.0", "4", "19", "0"]
+
+
 def test_the_sparse_bm25_equals_the_textbook_formula():
     import numpy as np
 

@@ -1,24 +1,47 @@
-"""A small BM25 channel that keeps exact identifiers (service names, config keys, versions)."""
+"""A small BM25 channel that keeps exact identifiers (service names, config keys, versions).
+
+Tokens are Unicode words with accents and case folded (``Tekezé`` = ``tekeze``); an
+identifier (``queue_depth_max``, ``billing-api``, ``4.19.0``) is kept whole *and* split into
+its parts; common English function words are dropped (they match every passage and drown
+the words that matter in long questions).
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 import numpy as np
 from scipy import sparse
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_TOKEN = re.compile(r"[^\W_](?:[\w.\-]*[^\W_])?")
+_PARTS = re.compile(r"[_.\-]")
+_SPECIAL = str.maketrans({"ø": "o", "ł": "l", "ß": "ss", "æ": "ae", "œ": "oe", "đ": "d", "ð": "d", "þ": "th",
+                          "ı": "i"})
+STOPWORDS = frozenset("""
+a an and are as at be been but by for from had has have he her hers him his how i if in into is it its
+me my no nor not of on or our she so than that the their them then there these they this those to was
+we were what when where which who whom whose why will with would you your did does do can could
+""".split())
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: ``Tekezé`` -> ``tekeze``."""
+    decomposed = unicodedata.normalize("NFKD", text.lower().translate(_SPECIAL))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased tokens; an identifier is kept whole *and* split into its parts."""
+    """Folded tokens minus stopwords; an identifier is kept whole *and* split into its parts."""
     out: list[str] = []
-    for tok in _TOKEN.findall(text.lower()):
-        out.append(tok)
-        parts = re.split(r"[_.\-]", tok)
+    for tok in _TOKEN.findall(fold(text)):
+        parts = [p for p in _PARTS.split(tok) if p]
         if len(parts) > 1:
-            out.extend(p for p in parts if p)
+            out.append(tok)
+            out.extend(p for p in parts if p not in STOPWORDS)
+        elif tok not in STOPWORDS:
+            out.append(tok)
     return out
 
 

@@ -11,6 +11,21 @@ descriptions with sentences copied from the text units (``describe_entities``).
 
 The analyzer reaches the workflow through ``build_index(additional_context=...)``
 (``context.state["additional_context"]``), which graphrag never serialises.
+
+Two more changes keep a build at machine speed (NOTES.md, "Build cost"):
+
+* **untraced workflows**: graphrag wraps every workflow in a tracemalloc profiler, which
+  made its row-by-row pandas work (``finalize_graph``, ``create_final_text_units``) about 2-3x
+  slower. Every workflow of ``FAST_WORKFLOWS`` is registered again as ``investigator:<name>``,
+  the same function with tracemalloc stopped (``stats.json`` keeps the times; its memory
+  figures read 0).
+* **subject stars**: graphrag's NLP graph links every pair of names in a text unit. When a
+  unit has a subject (``subject(document title)`` is one of its entities: a passage about
+  "Pál Gábor"), its relationships are the subject's edges to the other names only -- a
+  passage relates its subject to what it mentions, not every mention to every other -- so
+  relationships grow with mentions, not with their square. Units without a subject keep
+  graphrag's pairs. Nothing walks relationships (the walk reads ``text_units.entity_ids``);
+  they feed the communities.
 """
 
 from __future__ import annotations
@@ -18,7 +33,10 @@ from __future__ import annotations
 from . import _env  # noqa: F401  (must precede graphrag / litellm imports)
 
 import re
+import tracemalloc
+from collections.abc import Callable
 
+import pandas as pd
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.index.operations.build_noun_graph.np_extractors.base import (
     BaseNounPhraseExtractor,
@@ -33,9 +51,11 @@ from ._models import AnalyzeFn, split_sentences
 WORKFLOW_NAME = "investigator_extract_graph_nlp"
 ANALYZER_KEY = "investigator_graph_analyzer"
 """Key of the analyzer callable in ``build_index(additional_context=...)``."""
+SUBJECT_KEY = "investigator_graph_subject"
+"""Key of ``subject(title) -> entity name | None`` in ``additional_context`` (optional)."""
+UNTRACED = "investigator:"
 
-FAST_WORKFLOWS: tuple[str, ...] = (
-    "load_input_documents",  # removed by build_index when input_documents is given
+_GRAPHRAG_WORKFLOWS: tuple[str, ...] = (
     "create_base_text_units",
     "create_final_documents",
     WORKFLOW_NAME,  # instead of "extract_graph_nlp"
@@ -44,9 +64,15 @@ FAST_WORKFLOWS: tuple[str, ...] = (
     "create_communities",
     "create_final_text_units",
     "create_community_reports_text",
-    "generate_text_embeddings",
 )
-"""graphrag 3.3.0's ``fast`` pipeline with the extraction step swapped."""
+FAST_WORKFLOWS: tuple[str, ...] = (
+    "load_input_documents",  # removed by build_index when input_documents is given
+    *(UNTRACED + w for w in _GRAPHRAG_WORKFLOWS),
+)
+"""graphrag 3.3.0's ``fast`` pipeline with the extraction step swapped and
+``generate_text_embeddings`` left out: nothing reads its LanceDB tables (the walk reads the
+chunk vectors of the DuckDB index, the community view reads the parquet tables), and
+embedding every entity description and community report was 78-94 % of a build."""
 
 
 class CallableTextAnalyzer(BaseNounPhraseExtractor):
@@ -75,7 +101,9 @@ async def run_injected_extract_graph_nlp(
     config: GraphRagConfig, context: PipelineRunContext
 ) -> WorkflowFunctionOutput:
     """Workflow body: graphrag's ``run_workflow`` with the injected analyzer."""
-    analyze: AnalyzeFn = context.state["additional_context"][ANALYZER_KEY]
+    extra = context.state["additional_context"]
+    analyze: AnalyzeFn = extra[ANALYZER_KEY]
+    subject: Callable[[str], str | None] | None = extra.get(SUBJECT_KEY)
     provider = context.output_table_provider
     async with (
         provider.open("text_units", truncate=False) as text_units_table,
@@ -98,7 +126,34 @@ async def run_injected_extract_graph_nlp(
         .fillna("")
     )
     await provider.write_dataframe("entities", entities)
+    if subject is not None:
+        documents = await provider.read_dataframe("documents")
+        title_of = dict(zip(documents["id"], documents["title"], strict=True))
+        subjects = {u: subject(str(title_of.get(d) or "")) for u, d in zip(units["id"], units["document_id"],
+                                                                           strict=True)}
+        relationships = await provider.read_dataframe("relationships")
+        await provider.write_dataframe("relationships", subject_stars(relationships, subjects))
     return WorkflowFunctionOutput(result=result)
+
+
+def subject_stars(relationships: pd.DataFrame, subjects: dict[str, str | None]) -> pd.DataFrame:
+    """Relationships restricted to subject stars (see the module docstring).
+
+    An edge's ``text_unit_ids`` keep the units where it is a star edge (one end is the
+    unit's subject) or where the unit has no subject; an edge left with none is dropped.
+    Weights are graphrag's, unchanged."""
+    keep_units: list[list[str]] = []
+    for src, dst, units in zip(relationships["source"], relationships["target"],
+                               relationships["text_unit_ids"], strict=True):
+        kept = []
+        for u in units:
+            s = subjects.get(u)
+            if s is None or s == src or s == dst:
+                kept.append(u)
+        keep_units.append(kept)
+    out = relationships.copy()
+    out["text_unit_ids"] = keep_units
+    return out[[len(k) > 0 for k in keep_units]].reset_index(drop=True)
 
 
 def describe_entities(
@@ -121,9 +176,21 @@ def describe_entities(
     return {name: "\n".join(sents) for name, sents in found.items() if sents}
 
 
+def _untraced(workflow):  # noqa: ANN001, ANN202 - graphrag's WorkflowFunction
+    async def run(config: GraphRagConfig, context: PipelineRunContext) -> WorkflowFunctionOutput:
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()  # graphrag's profiler started it; its __exit__ copes with it stopped
+        return await workflow(config, context)
+
+    return run
+
+
 def register_extract_workflow() -> None:
-    """Register ``WORKFLOW_NAME`` with graphrag's PipelineFactory (idempotent)."""
+    """Register ``WORKFLOW_NAME`` and the untraced copies of the pipeline's workflows with
+    graphrag's PipelineFactory (idempotent)."""
     PipelineFactory.register(WORKFLOW_NAME, run_injected_extract_graph_nlp)
+    for name in _GRAPHRAG_WORKFLOWS:
+        PipelineFactory.register(UNTRACED + name, _untraced(PipelineFactory.workflows[name]))
 
 
 _IDENTIFIER = re.compile(

@@ -25,7 +25,7 @@ import logging
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -39,7 +39,8 @@ from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.tokenizer.get_tokenizer import get_tokenizer
 from graphrag_llm.config import ModelConfig
 
-from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, register_extract_workflow
+from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, register_extract_workflow
+from ._tables import TABLE_TYPE, register_tables
 from ._models import (
     REPORT_PROMPT,
     AnalyzeFn,
@@ -92,11 +93,14 @@ def build_graph_index(
     max_cluster_size: int = 10,
     seed: int = 0xDEADBEEF,
     report_model: ModelConfig | None = None,
+    subject: Callable[[str], str | None] | None = None,
 ) -> BuildStats:
     """Build (or fully replace) the index in ``out_dir``; blocking.
 
     ``documents``: dicts or objects with ``id``, ``title``, ``text``. ``embed``:
-    texts -> vectors of size ``dim``. ``analyze``: text -> entity names. In async
+    texts -> vectors of size ``dim``. ``analyze``: text -> entity names. ``subject``:
+    a document title -> the entity it is about (relationships become subject stars,
+    see ``_extract``); None keeps graphrag's all-pairs co-occurrence. In async
     code await ``abuild_graph_index`` instead (graphrag's nest_asyncio patch lets this
     run inside a loop, but it would block that loop). One build at a time per process.
     """
@@ -110,6 +114,7 @@ def build_graph_index(
             max_cluster_size=max_cluster_size,
             seed=seed,
             report_model=report_model,
+            subject=subject,
         )
     )
 
@@ -124,6 +129,7 @@ async def abuild_graph_index(
     max_cluster_size: int = 10,
     seed: int = 0xDEADBEEF,
     report_model: ModelConfig | None = None,
+    subject: Callable[[str], str | None] | None = None,
 ) -> BuildStats:
     """Async form of ``build_graph_index``.
 
@@ -131,6 +137,7 @@ async def abuild_graph_index(
     endpoint through LiteLLM) that writes the community reports with graphrag's own prompt,
     instead of the offline extractive writer."""
     start = time.perf_counter()
+    analyze = _memoised(analyze)
     out = Path(out_dir).resolve()
     _check_replaceable(out)
     docs, merged = _normalise(documents)
@@ -164,12 +171,13 @@ async def abuild_graph_index(
             }
         )
         register_extract_workflow()
+        register_tables()
         with _graphrag_logging_restored():
             results = await build_index(
                 config,
                 method="fast",
                 input_documents=frame,
-                additional_context={ANALYZER_KEY: analyze},
+                additional_context={ANALYZER_KEY: analyze, SUBJECT_KEY: subject},
             )
         failed = next((r for r in results if r.error is not None), None)
         if failed is not None:
@@ -196,6 +204,21 @@ async def abuild_graph_index(
         chunk_size_tokens=chunk_size,
         merged_duplicates=tuple(tuple(m) for m in merged),  # type: ignore[misc]
     )
+
+
+def _memoised(analyze: AnalyzeFn) -> AnalyzeFn:
+    """``analyze`` with its answers kept for the build: the entity descriptions and every
+    community report re-read the same sentences (a sentence is in one report per level)."""
+    seen: dict[str, list[str]] = {}
+
+    def names(text: str) -> list[str]:
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = list(analyze(text))
+        return found
+
+    names.__qualname__ = getattr(analyze, "__qualname__", "analyze")
+    return names
 
 
 def _field(doc: Mapping[str, Any] | Any, name: str) -> Any:
@@ -250,6 +273,7 @@ def _config(
             "input_storage": {"type": "memory"},  # unused: documents are given as a frame
             "output_storage": {"base_dir": str(root)},
             "update_output_storage": {"type": "memory"},  # unused: no incremental runs
+            "table_provider": {"type": TABLE_TYPE},  # graphrag's parquet, iterated by records (_tables.py)
             # default is a JSON cache in ./cache of the cwd; "none" alone still mkdirs ./cache
             "cache": {"type": "none", "storage": None},
             "reporting": {"type": "file", "base_dir": str(root / "logs")},  # default ./logs

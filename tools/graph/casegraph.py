@@ -30,8 +30,9 @@ import numpy as np
 
 from state._base import Frozen, stable_id
 from tools.embedding import Embedder
-from tools.entities import EntityExtractor
 from tools.index import open_index
+
+from .analyzer import EntityAnalyzer, analyzer_digest, canonical
 
 CASE_MANIFEST = "investigator_graph.json"
 GRAPH_MANIFEST = "graph_index.json"  # the wrapper's own manifest (see builder.py)
@@ -71,8 +72,8 @@ def chunks_digest(chunk_ids: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(chunk_ids)).encode("utf-8")).hexdigest()[:16]
 
 
-def extractor_digest(extractor: EntityExtractor) -> str:
-    return stable_id(sorted(extractor.kinds.items()))
+def extractor_digest(extractor: EntityAnalyzer) -> str:
+    return analyzer_digest(extractor)
 
 
 def _read_index(index_path: Path) -> tuple[list[tuple], str | None, str | None]:
@@ -109,7 +110,7 @@ def build_case_graph(
     index_path: Path,
     graph_dir: Path,
     embedder: Embedder,
-    extractor: EntityExtractor,
+    extractor: EntityAnalyzer,
     progress: Progress = lambda _m: None,
     report_model: Any = None,
 ) -> GraphBuildInfo:
@@ -155,6 +156,7 @@ def build_case_graph(
         stats = build_graph_index(
             [{"id": r[0], "title": r[2] or "", "text": r[3]} for r in rows],
             graph_dir, embed=embed, dim=embedder.dim, analyze=extractor.names, report_model=report_model,
+            subject=lambda title: _subject(extractor, title),
         )
         info = GraphBuildInfo(
             **base, documents=len(rows) - len(stats.merged_duplicates),
@@ -176,6 +178,14 @@ def build_case_graph(
     progress(f"graph built: {info.row_counts.get('entities', 0)} entities, "
              f"{info.row_counts.get('communities', 0)} communities, {info.wall_seconds}s")
     return info
+
+
+def _subject(extractor: EntityAnalyzer, title: str) -> str | None:
+    """The entity a chunk's title names as its subject, when the analyzer has one for it."""
+    if not title:
+        return None
+    name = canonical(extractor, title)
+    return name if name in extractor.names(title) else None
 
 
 def _empty_graph(graph_dir: Path, dim: int) -> None:
@@ -203,7 +213,7 @@ def graph_fingerprint(graph_dir: Path) -> str | None:
 
 
 def graph_is_fresh(index_path: Path, graph_dir: Path, embedder: Embedder | None = None,
-                   extractor: EntityExtractor | None = None) -> bool:
+                   extractor: EntityAnalyzer | None = None) -> bool:
     """True when the graph was built from exactly the index's current chunks (and, when
     given, with this embedder and an extractor of the same gazetteer)."""
     data = read_manifest(graph_dir)

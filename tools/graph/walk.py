@@ -19,13 +19,18 @@ Per query, before anything is scored:
   Scope chunks of other kinds, and already-read chunks, may carry the walk (they are
   readable and in scope) but are never returned.
 
-Ranking: seeds are ``query.seeds`` plus ``extractor.names(query.text)`` that are entity
-nodes, each weighted 1 / (scope chunks mentioning it); PageRank personalised on them
-(damping 0.85) runs as a SciPy sparse power iteration on the scope's block transition
-matrix (the same numbers as ``nx.pagerank`` on ``walk_graph``); candidates are ranked
-by their own PageRank score (ties: dense similarity, then chunk id). With no linked seed the ranking is dense similarity on the stored
-vectors (``dense-fallback``), which also fills the list when the walk reaches fewer
-than ``k`` candidates.
+Ranking: seeds are ``query.seeds`` plus the analyzer's names of ``query.text`` that are
+entity nodes, each weighted 1 / (scope chunks
+mentioning it), so a rare entity counts for more than a common one; PageRank personalised
+on them (damping 0.85) runs as a SciPy sparse power iteration on the scope's block
+transition matrix (the same numbers as ``nx.pagerank`` on ``walk_graph``). The walked
+candidates (PageRank score > 0) are ranked by ``log(PageRank) + DENSE_WEIGHT * cosine``:
+the walk says which chunks are connected to the question's entities, the dense
+similarity which of them answer it (a product of the two, not a rank fusion, so a chunk
+the walk never reached cannot enter; ``ranking="ppr"`` ranks by PageRank alone,
+``ranking="rrf"`` by reciprocal-rank fusion of both). With no linked seed, the ranking is
+the basic tool's: dense and BM25 fused by reciprocal rank (``fallback``), which also fills
+the list when the walk reaches fewer than ``k`` candidates.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -44,17 +49,22 @@ from state._base import Frozen
 from state.errors import IndexMissing
 from state.evidence import Hit
 from tools.access import AccessSnapshot
-from tools.basic import ChunkTable, masked_scores
+from tools.basic import ChunkTable, masked_scores, rrf, top_k
 from tools.embedding import Embedder
-from tools.entities import EntityExtractor
 from tools.index import open_index
+from tools.lexical import BM25
 from tools.retrieval import SearchQuery
 
+from .analyzer import EntityAnalyzer, canonical
 from .casegraph import CASE_MANIFEST, read_manifest
 
 DAMPING = 0.85
 SUBJECT_WEIGHT = 3.0
-TOL = 1e-8
+DENSE_WEIGHT = 5.0
+"""Weight of the cosine next to log(PageRank) in the default ranking (one setting for every
+corpus; measured on three public multi-hop sets, see NOTES.md)."""
+Ranking = Literal["ppr+dense", "ppr", "rrf"]
+TOL = 1e-5  # L1 change per sweep; the top 10 equalled a 1e-12 solve on all MuSiQue questions even at 1e-4
 MAX_ITER = 200
 
 
@@ -97,6 +107,24 @@ class Scope:
         """Column of a global entity index in this scope, -1 when it is not a node."""
         return int(self._col[entity])
 
+    def transition(self, damping: float) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+        """(entity -> chunk, chunk -> entity, dangling chunks), both blocks times ``damping``.
+
+        Column-stochastic blocks of the bipartite walk (a dangling chunk, one that names no
+        entity, has an empty column). Built once per scope and damping: a query only pays
+        for the iteration."""
+        if getattr(self, "_transition_key", None) != damping:
+            W = self.W
+            deg_c = np.asarray(W.sum(axis=1)).ravel()
+            deg_e = np.asarray(W.sum(axis=0)).ravel()  # > 0: every scope entity has a mention
+            inv_c = np.divide(1.0, deg_c, out=np.zeros_like(deg_c), where=deg_c > 0)
+            # float32: the iteration is memory-bound, and 1e-7 relative is far below TOL
+            to_c = sp.csr_array(W * (damping / deg_e)[None, :], dtype=np.float32)  # entity j -> chunk i
+            to_e = sp.csr_array(W.T * (damping * inv_c)[None, :], dtype=np.float32)  # chunk i -> entity j
+            self._transition = (to_c, to_e, np.flatnonzero(deg_c == 0))
+            self._transition_key = damping
+        return self._transition
+
 
 def _rows_of(m: sp.csr_array) -> list[list[int]]:
     """Column indices of each row of a CSR matrix, as Python lists."""
@@ -108,18 +136,20 @@ class GraphRetrieval:
 
     name = "graph"
 
-    def __init__(self, index_path: Path, graph_dir: Path, embedder: Embedder, extractor: EntityExtractor,
+    def __init__(self, index_path: Path, graph_dir: Path, embedder: Embedder, extractor: EntityAnalyzer,
                  *, subject_weight: float = SUBJECT_WEIGHT, damping: float = DAMPING,
+                 ranking: Ranking = "ppr+dense", dense_weight: float = DENSE_WEIGHT,
                  fuse_dense: bool = False) -> None:
-        """``fuse_dense``: rank the walked chunks by reciprocal-rank fusion of PageRank and dense
-        similarity instead of PageRank alone (measured: better second hops on the multi-hop
-        fixture, mixed on the incident cases; see the closing note of issue 5)."""
+        """``extractor``: any ``EntityAnalyzer`` (the one the graph was built with).
+        ``ranking``: how walked chunks are ordered (see the module docstring);
+        ``fuse_dense=True`` is the older spelling of ``ranking="rrf"``."""
         self.index_path = Path(index_path)
         self.graph_dir = Path(graph_dir)
         self.embedder = embedder
         self.extractor = extractor
         self.subject_weight = subject_weight
-        self.fuse_dense = fuse_dense
+        self.ranking: Ranking = "rrf" if fuse_dense else ranking
+        self.dense_weight = dense_weight
         self.damping = damping
         self.manifest = read_manifest(self.graph_dir)
         if self.manifest is None:
@@ -137,6 +167,7 @@ class GraphRetrieval:
         self._scope_cache: Scope | None = None
         self.services = [meta.get(cid, (None, None))[0] for cid in self.table.ids]
         self.titles = [meta.get(cid, (None, None))[1] for cid in self.table.ids]
+        self.bm25 = BM25(self.table.texts)
         self._load_graph()
 
     # ------------------------------------------------------------------ loading
@@ -165,7 +196,8 @@ class GraphRetrieval:
         self.entity_index = {t: j for j, t in enumerate(self.entity_titles)}
         # a chunk's subject: its service when that is an entity, else its source title when that is one
         self.subjects: list[str | None] = [
-            next((s for s in (svc, title) if s and s != "*" and s in self.entity_index), None)
+            next((e for e in (canonical(self.extractor, s) for s in (svc, title) if s and s != "*")
+                  if e in self.entity_index), None)
             for svc, title in zip(self.services, self.titles, strict=True)]
         g = nx.Graph()
         chunk_nodes = [("c", i) for i in range(len(self.table.ids))]
@@ -262,8 +294,7 @@ class GraphRetrieval:
 
     def _ppr(self, scope: Scope, seeds: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Personalized PageRank on the bipartite scope graph: (chunk scores, entity scores)."""
-        W = scope.W
-        n_c, n_e = W.shape
+        n_c, n_e = scope.W.shape
         if n_c == 0 or n_e == 0:
             return np.zeros(n_c), np.zeros(n_e)
         p = np.zeros(n_e)
@@ -271,25 +302,22 @@ class GraphRetrieval:
             j = scope.col(self.entity_index[s])
             p[j] = 1.0 / scope.support[j]
         p /= p.sum()
-        deg_c = np.asarray(W.sum(axis=1)).ravel()
-        deg_e = np.asarray(W.sum(axis=0)).ravel()  # > 0: every scope entity has a mention
-        inv_c = np.divide(1.0, deg_c, out=np.zeros_like(deg_c), where=deg_c > 0)
         a = self.damping
-        # one block transition matrix over [chunks; entities], columns sum to 1 (dangling: 0)
-        to_c = sp.csr_array(W * (a / deg_e)[None, :])  # entity j -> chunk i
-        to_e = sp.csr_array(W.T * (a * inv_c)[None, :])  # chunk i -> entity j
-        P = sp.bmat([[None, to_c], [to_e, None]], format="csr")
-        teleport = np.concatenate([np.zeros(n_c), p])
-        dangling = np.flatnonzero(deg_c == 0)
-        x = teleport.copy()
+        to_c, to_e, dangling = scope.transition(a)
+        # Block Gauss-Seidel on the bipartite fixed point x = aPx + (a * dangling mass + 1 - a) p:
+        # chunks from the current entities, then entities from those new chunks. Same fixed
+        # point as the power iteration, in about half the sweeps (the error shrinks by a^2).
+        p = p.astype(np.float32)
+        xe = p.copy()
+        xc = to_c @ xe
         for _ in range(MAX_ITER):
-            nx_ = P @ x
-            nx_ += (a * x[dangling].sum() + 1.0 - a) * teleport
-            err = np.abs(nx_ - x).sum()
-            x = nx_
+            xe_new = to_e @ xc + (a * xc[dangling].sum() + 1.0 - a) * p
+            xc_new = to_c @ xe_new
+            err = np.abs(xe_new - xe).sum() + np.abs(xc_new - xc).sum()
+            xe, xc = xe_new, xc_new
             if err < TOL:
                 break
-        return x[:n_c], x[n_c:]
+        return xc.astype(np.float64), xe.astype(np.float64)
 
     # ------------------------------------------------------------------ search
     def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
@@ -301,29 +329,41 @@ class GraphRetrieval:
         qv = self.embedder.embed([query.text])[0]
         dense = np.full(len(candidates), -np.inf, dtype=np.float32)
         dense[candidates] = masked_scores(self.table.vectors, candidates, qv)  # only allowed rows are scored
-        cand_rows = np.flatnonzero(candidates)
         ranked: list[tuple[int, float, str]] = []
         if seeds:
             xc, _ = self._ppr(scope, seeds)
             keep = (xc > 0) & candidates[scope.rows]
             rows, score = scope.rows[keep], xc[keep]
             # rows follow chunk-id order (ChunkTable sorts by id): the last tie-break is the id
-            if self.fuse_dense:
-                # reciprocal-rank fusion of the walk with dense similarity, among walked chunks only
+            if self.ranking == "rrf":
                 ppr_rank = np.empty(len(rows)); ppr_rank[np.lexsort((rows, -np.round(score, 12)))] = np.arange(len(rows))
                 den_rank = np.empty(len(rows)); den_rank[np.lexsort((rows, -dense[rows]))] = np.arange(len(rows))
-                fused = 1.0 / (60 + ppr_rank) + 1.0 / (60 + den_rank)
-                order = np.lexsort((rows, -fused))[: query.k]
-            else:
-                order = np.lexsort((rows, -dense[rows], -np.round(score, 12)))[: query.k]
-            ranked = [(int(rows[i]), float(score[i]), "ppr") for i in order]
+                final = 1.0 / (60 + ppr_rank) + 1.0 / (60 + den_rank)
+            elif self.ranking == "ppr":
+                final = np.round(score, 12)
+            else:  # PageRank as a prior over the walked chunks, the cosine as their likelihood
+                final = np.log(score) + self.dense_weight * dense[rows]
+            order = np.lexsort((rows, -dense[rows], -final))[: query.k]
+            ranked = [(int(rows[i]), float(final[i]), "ppr") for i in order]
         if len(ranked) < query.k:
-            dense_c = dense.copy()
-            dense_c[[r for r, _, _ in ranked]] = -np.inf
-            rest = cand_rows[np.lexsort((cand_rows, -dense_c[cand_rows]))]
-            rest = rest[np.isfinite(dense_c[rest])][: query.k - len(ranked)]
-            ranked += [(int(r), float(dense[r]), "dense-fallback") for r in rest]
+            ranked += self._fallback(query, candidates, dense, {r for r, _, _ in ranked}, query.k - len(ranked))
         return [self._hit(r, s, rank, ch) for rank, (r, s, ch) in enumerate(ranked, start=1)]
+
+    def _fallback(self, query: SearchQuery, candidates: np.ndarray, dense: np.ndarray, taken: set[int],
+                  k: int) -> list[tuple[int, float, str]]:
+        """The basic tool's ranking (dense + BM25, reciprocal rank) over the candidates not yet taken."""
+        allowed = candidates.copy()
+        allowed[list(taken)] = False
+        rows = np.flatnonzero(allowed)
+        if rows.size == 0 or k <= 0:
+            return []
+        depth = max(k * 4, 20)
+        rankings = {"dense": [int(rows[i]) for i in top_k(dense[rows], depth)]}
+        lex = self.bm25.scores(query.text)[rows]
+        lexical = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
+        if lexical:
+            rankings["lexical"] = lexical
+        return [(r, s, "fallback") for r, s, _ch in rrf(rankings)[:k]]
 
     def _hit(self, i: int, score: float, rank: int, channel: str) -> Hit:
         t = self.table
