@@ -17,7 +17,7 @@ from graphs.evidence import anchor, evidence_key, make_evidence, read_facts
 from graphs.knowledge import Knowledge
 from graphs.loop_state import LoopState
 from graphs.planner import DeterministicPlanner
-from graphs.rules import Trace
+from graphs.rules import Trace, entity_state
 from state._base import stable_id
 from state.case import CausalChainClaim
 from state.claims import ClaimDecision, StopReason
@@ -175,7 +175,12 @@ def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecisio
     done = k.searches.done_fingerprints(deps.policy.current().watermark)
     for claim in deps.case.required_claims:
         d = out.get(claim.id)
-        if not isinstance(claim, CausalChainClaim) or d is None or d.verdict != "inferred" or d.blocked_by:
+        if not isinstance(claim, CausalChainClaim) or d is None or d.blocked_by:
+            continue
+        if d.verdict == "insufficient" and entity_state(k, deps.case.subject.service).status == "normal":
+            out[claim.id] = d.model_copy(update={"final": True})  # no anomaly: nothing to trace, nothing to read
+            continue
+        if d.verdict != "inferred":
             continue
         general = (deps.case.subject.service,)  # the symptom's runbook search proposes; it decides nothing
         left = [g for g in DeterministicPlanner().gaps(deps.case, out, k, t)

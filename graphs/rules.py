@@ -243,6 +243,9 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
             t.notes.append(f"stopped at {x}: max_hops {max_hops}")
             t.roots.append(x)
             continue
+        if x != subject and not k.searches.done_full(x) and k.kind(x) != "component":
+            # its own lines name what its errors involve: callers' view of what lies below, implication
+            t.need("telemetry", x, f"every signal of {x}, whose own lines name where its errors come from")
         if not k.searches.done("relations", x, direction="dependencies"):
             t.need("relations", x, f"what {x} depends on")
         t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]

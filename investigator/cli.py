@@ -85,11 +85,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from investigator.evaluate import evaluate, to_json, to_markdown
+    from investigator.evaluate import evaluate, evaluate_parallel, expand, to_json, to_markdown
 
     base = _inv(args)
-    cases = [Path(c) for c in args.cases] or sorted(p.parent for p in Path("cases").glob("*/expected.yaml"))
-    scores = evaluate(cases, args.tool or ["basic", "graph"], _workspace_factory(base), progress=base.progress)
+    cases = expand([Path(c) for c in args.cases] or [Path("cases")])
+    if not cases:
+        print(f"error: no case folder with an expected.yaml in {', '.join(args.cases) or 'cases'}", file=sys.stderr)
+        return 2
+    tools = args.tool or ["basic", "graph"]
+    if args.jobs > 1:
+        scores = evaluate_parallel(cases, tools, args.jobs, progress=base.progress)
+    else:
+        scores = evaluate(cases, tools, _workspace_factory(base), progress=base.progress)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval.json").write_text(to_json(scores))
@@ -97,6 +104,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(to_markdown(scores))
     bad = sum(s.false_confirmations + s.leaks for s in scores) + sum(s.citations - s.citations_valid for s in scores)
     return 1 if bad else 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from investigator.generator import generate
+
+    paths = generate(args.seed, args.count, Path(args.out))
+    print(f"{len(paths)} cases written to {args.out}")
+    return 0
 
 
 def cmd_bench_retrieval(args: argparse.Namespace) -> int:
@@ -230,7 +245,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("cases", nargs="*", help="case folders (default: every cases/*/ with an expected.yaml)")
     s.add_argument("--tool", action="append", choices=["basic", "graph"], help="retrieval tool (repeatable; default both)")
     s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md (default out/eval)")
+    s.add_argument("--jobs", type=int, default=1, help="cases evaluated in parallel processes (default 1)")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("generate", help="write seeded synthetic incident cases with their gold answers")
+    s.add_argument("--seed", type=int, default=1, help="random seed (default 1): the same seed gives the same cases")
+    s.add_argument("--count", type=int, default=30, help="number of cases (default 30)")
+    s.add_argument("--out", required=True, help="folder to write the case folders into")
+    s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser("bench", help="benchmarks that print figures")
     bench = s.add_subparsers(dest="bench", required=True, help="which benchmark")

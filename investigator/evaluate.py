@@ -1,12 +1,25 @@
-"""`investigator eval`: run cases with an `expected.yaml` under each retrieval tool and score them."""
+"""`investigator eval`: run cases with an `expected.yaml` under each retrieval tool and score them.
+
+Per run: claim verdicts against the gold, false confirmations (a claim confirmed that the gold
+does not confirm, and a causal claim confirmed with another root cause than the gold's), the
+root cause (entity and change), whether an `insufficient` names what is missing, the stop
+reason, evidence recall and precision against gold spans, citation validity, leaks of
+unreadable text, rounds, reads and time. The summary breaks these down by tool, by cause kind,
+by depth and by variant (from the generator's metadata when a case has it).
+
+A change named in the gold by reference (`change_ref`, for changes from histories and
+snapshot diffs) matches the documented id of that change (docs/case-format.md §5).
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import tempfile
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from investigator.report import Report, render_markdown
 from state._base import Frozen
@@ -21,6 +34,14 @@ class CaseScore(Frozen):
     claims: int
     verdicts_correct: int
     false_confirmations: int
+    wrong_root_confirmed: bool = False
+    causal_verdict: str | None = None
+    causal_expected: str | None = None
+    root_expected: tuple[str | None, str | None, str | None] | None = None
+    root_found: tuple[str | None, str | None, str | None] | None = None
+    root_entity_ok: bool | None = None
+    root_change_ok: bool | None = None
+    insufficient_named: bool | None = None
     evidence_recall: float | None
     evidence_precision: float | None
     citations: int
@@ -33,10 +54,20 @@ class CaseScore(Frozen):
     seconds: float
     verdicts: dict[str, str]
     expected_verdicts: dict[str, str]
+    cause_kind: str = ""
+    depth: int | None = None
+    variant: str = ""
+    error: str = ""
 
     @property
     def verdict_accuracy(self) -> float:
         return self.verdicts_correct / self.claims if self.claims else 0.0
+
+    @property
+    def root_ok(self) -> bool | None:
+        if self.root_entity_ok is None:
+            return None
+        return bool(self.root_entity_ok and self.root_change_ok)
 
 
 def _gold_items(expected: Expected) -> list[tuple[str, str]]:
@@ -59,13 +90,39 @@ def store_text(workspace: Path) -> str:
     return "\n".join(blobs)
 
 
+def change_matches(found: str | None, expected: str | None, ref: dict[str, Any] | None) -> bool:
+    """Does a reported change id name the gold change (by id, or by a history/snapshot reference)?"""
+    if expected is not None:
+        return found == expected
+    if not ref:
+        return found is None
+    if found is None:
+        return False
+    fmt = ref.get("format")
+    if fmt == "helm":
+        return found.endswith(f"@helm-rev{ref.get('revision')}")
+    if fmt == "argocd":
+        return found.endswith(f"@argocd-{ref.get('history_id')}")
+    if fmt == "rollout":
+        return found.endswith(f"@rev{ref.get('revision')}")
+    if fmt == "flags":
+        return found.startswith(f"{ref.get('flag')}@") or found == ref.get("id")
+    if fmt == "snapshot":
+        return "@config:" in found and found.endswith(f"..{ref.get('source')}")
+    return False
+
+
+def _extra(expected: Expected, key: str) -> Any:
+    return (expected.model_extra or {}).get(key)
+
+
 def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seconds: float) -> CaseScore:
     """Score one finished run against the case's gold answers."""
     got = {c.id: c.verdict for c in report.claims}
     want = {cid: g.verdict for cid, g in expected.claims.items()}
     evidence = [e for e in report.evidence if e.span is not None]
     gold = _gold_items(expected)
-    found = [any(e.source_id == src and (e.kind == "metric" or quote in e.span.quote) for e in evidence)
+    found = [any(e.source_id == src and (quote in e.span.quote or bool(e.signals)) for e in evidence)
              for src, quote in gold]
     gold_sources = {src for src, _q in gold}
     cited = {i for c in report.claims for i in (*c.supporting, *c.opposing, *(e for h in c.path for e in h.evidence_ids))}
@@ -74,12 +131,34 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
     valid = 0
     for e in evidence:
         entry = manifest.get(e.source_id)
-        if entry is not None and load_source(case_dir, entry).text[e.span.start:e.span.end] == e.span.quote:
-            valid += 1
+        try:
+            if entry is not None and load_source(case_dir, entry).text[e.span.start:e.span.end] == e.span.quote:
+                valid += 1
+        except Exception:  # noqa: BLE001 - a source that no longer loads is an invalid citation
+            pass
+    causal = next((c for c in report.claims if c.kind == "causal_chain"), None)
+    causal_expected = want.get(causal.id) if causal else None
+    rc = causal.root_cause if causal else None
+    gold_rc = expected.root_cause
+    ref = (gold_rc.model_extra or {}).get("change_ref") if gold_rc else None
+    root_entity_ok = root_change_ok = None
+    if gold_rc is not None and causal_expected in ("confirmed", "inferred"):
+        root_entity_ok = rc is not None and rc.entity == gold_rc.entity
+        root_change_ok = rc is not None and (gold_rc.kind is None and not ref and gold_rc.change is None
+                                             or change_matches(rc.change, gold_rc.change, ref))
+    false_conf = sum(got.get(c) == "confirmed" and v != "confirmed" for c, v in want.items())
+    wrong_root = bool(causal and causal.verdict == "confirmed" and gold_rc is not None and causal_expected == "confirmed"
+                      and not (root_entity_ok and root_change_ok))
+    gen = _extra(expected, "generator") or {}
     return CaseScore(
         case_id=report.case_id, retrieval=report.retrieval, claims=len(want),
         verdicts_correct=sum(got.get(c) == v for c, v in want.items()),
-        false_confirmations=sum(got.get(c) == "confirmed" and v != "confirmed" for c, v in want.items()),
+        false_confirmations=false_conf + int(wrong_root), wrong_root_confirmed=wrong_root,
+        causal_verdict=causal.verdict if causal else None, causal_expected=causal_expected,
+        root_expected=(gold_rc.entity, gold_rc.kind, gold_rc.change or (json.dumps(ref) if ref else None)) if gold_rc else None,
+        root_found=(rc.entity, rc.kind, rc.change) if rc else None,
+        root_entity_ok=root_entity_ok, root_change_ok=root_change_ok,
+        insufficient_named=(bool(causal.missing) if causal and causal.verdict == "insufficient" else None),
         evidence_recall=sum(found) / len(found) if found else None,
         evidence_precision=(sum(e.source_id in gold_sources for e in cited_ev) / len(cited_ev)) if cited_ev else None,
         citations=len(evidence), citations_valid=valid,
@@ -87,69 +166,178 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
         rounds=report.budgets["rounds_used"], reads=report.budgets["reads_used"],
         stop=report.stop.kind if report.stop else report.status, stop_expected=expected.stop_reason,
         seconds=seconds, verdicts=got, expected_verdicts=want,
+        cause_kind=str(gen.get("cause_kind") or (gold_rc.kind if gold_rc else "") or ""),
+        depth=gen.get("depth") if gen else (len(gold_rc.path) - 1 if gold_rc and gold_rc.path else None),
+        variant=str(gen.get("variant", "")),
     )
 
 
 def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable[[str], None]], object],
              progress: Callable[[str], None] = lambda _m: None) -> list[CaseScore]:
-    """Run every case under every tool in a fresh workspace and score it."""
+    """Run every case under every tool (one workspace per case: both tools share its index) and score it."""
     scores = []
     for case_dir in cases:
         expected = load_expected(case_dir)
         if expected is None:
             continue
-        for tool in tools:
-            with tempfile.TemporaryDirectory(prefix="inv-eval-") as tmp:
-                ws = Path(tmp)
+        with tempfile.TemporaryDirectory(prefix="inv-eval-") as tmp:
+            for tool in tools:
+                ws = Path(tmp) / tool
                 log: list[str] = []
                 inv = make(ws, log.append)
-                result = inv.start(case_dir, retrieval=tool)  # type: ignore[attr-defined]
+                inv.settings = inv.settings.model_copy(update={"index_root": Path(tmp) / "index"})  # type: ignore[attr-defined]
+                try:
+                    result = inv.start(case_dir, retrieval=tool)  # type: ignore[attr-defined]
+                except Exception as exc:  # noqa: BLE001 - a crash is a result to report, not a reason to stop
+                    s = CaseScore(case_id=case_dir.name, retrieval=tool, claims=len(expected.claims), verdicts_correct=0,
+                                  false_confirmations=0, evidence_recall=None, evidence_precision=None, citations=0,
+                                  citations_valid=0, leaks=0, rounds=0, reads=0, stop="error",
+                                  stop_expected=expected.stop_reason, seconds=0.0, verdicts={},
+                                  expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
+                                  error=f"{type(exc).__name__}: {exc}"[:300])
+                    scores.append(s)
+                    progress(f"{case_dir.name} [{tool}]: error {s.error}")
+                    continue
                 outputs = "\n".join([result.report.to_json(), render_markdown(result.report), store_text(ws), *log])
                 s = score(case_dir, result.report, expected, outputs, result.seconds)
-                progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, stop {s.stop}, "
-                         f"{s.rounds} rounds, {s.reads} reads")
+                progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, root "
+                         f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
+                         f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads")
                 scores.append(s)
     return scores
 
 
-def summary(scores: list[CaseScore]) -> dict:
-    by_tool: dict[str, dict] = {}
+def _group(scores: list[CaseScore]) -> dict[str, Any]:
+    suff = [s for s in scores if s.causal_expected == "confirmed"]
+    insuff = [s for s in scores if s.causal_expected == "insufficient"]
+    return {
+        "cases": len(scores),
+        "verdict_accuracy": sum(s.verdicts_correct for s in scores) / max(1, sum(s.claims for s in scores)),
+        "false_confirmations": sum(s.false_confirmations for s in scores),
+        "wrong_root_confirmed": sum(s.wrong_root_confirmed for s in scores),
+        "root_cause_accuracy": (sum(bool(s.root_ok) and s.causal_verdict == "confirmed" for s in suff) / len(suff))
+        if suff else None,
+        "root_entity_accuracy": (sum(bool(s.root_entity_ok) for s in suff) / len(suff)) if suff else None,
+        "correct_insufficient": (sum(s.causal_verdict == "insufficient" and bool(s.insufficient_named) for s in insuff)
+                                 / len(insuff)) if insuff else None,
+        "causal_verdict_accuracy": sum(s.causal_verdict == s.causal_expected for s in scores) / max(1, len(scores)),
+        "stop_match": sum(s.stop == s.stop_expected for s in scores) / max(1, len(scores)),
+        "evidence_recall": mean(s.evidence_recall for s in scores),
+        "citation_validity": sum(s.citations_valid for s in scores) / max(1, sum(s.citations for s in scores)),
+        "leaks": sum(s.leaks for s in scores),
+        "errors": sum(bool(s.error) for s in scores),
+        "rounds_mean": mean(float(s.rounds) for s in scores),
+        "reads_mean": mean(float(s.reads) for s in scores),
+        "seconds_mean": mean(s.seconds for s in scores),
+    }
+
+
+def summary(scores: list[CaseScore]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for tool in sorted({s.retrieval for s in scores}):
         mine = [s for s in scores if s.retrieval == tool]
-        by_tool[tool] = {
-            "cases": len(mine),
-            "verdict_accuracy": sum(s.verdicts_correct for s in mine) / max(1, sum(s.claims for s in mine)),
-            "false_confirmations": sum(s.false_confirmations for s in mine),
-            "evidence_recall": mean(s.evidence_recall for s in mine),
-            "evidence_precision": mean(s.evidence_precision for s in mine),
-            "citation_validity": sum(s.citations_valid for s in mine) / max(1, sum(s.citations for s in mine)),
-            "leaks": sum(s.leaks for s in mine),
-            "stop_match": sum(s.stop == s.stop_expected for s in mine) / max(1, len(mine)),
-            "rounds": sum(s.rounds for s in mine), "reads": sum(s.reads for s in mine),
-        }
-    return by_tool
+        by = {name: defaultdict(list) for name in ("cause_kind", "depth", "variant")}
+        for s in mine:
+            for name in by:
+                by[name][str(getattr(s, name) or "-")].append(s)
+        confusion = Counter((s.stop_expected, s.stop) for s in mine)
+        out[tool] = {**_group(mine),
+                     **{f"by_{name}": {k: _group(v) for k, v in sorted(groups.items())} for name, groups in by.items()},
+                     "stop_confusion": {f"{a} -> {b}": n for (a, b), n in sorted(confusion.items())}}
+    return out
 
 
 def to_json(scores: list[CaseScore]) -> str:
-    return json.dumps({"schema": "investigator/eval@1", "overall": summary(scores),
-                       "cases": [s.model_dump() | {"verdict_accuracy": s.verdict_accuracy} for s in scores]},
-                      indent=2)
+    return json.dumps({"schema": "investigator/eval@2", "overall": summary(scores),
+                       "cases": [s.model_dump() | {"verdict_accuracy": s.verdict_accuracy, "root_ok": s.root_ok}
+                                 for s in scores]}, indent=2, default=str)
 
 
 def _pct(v: float | None) -> str:
     return "n/a" if v is None else f"{100 * v:.0f} %"
 
 
-def to_markdown(scores: list[CaseScore]) -> str:
-    lines = ["# Evaluation", "", "| case | tool | verdicts | false conf. | evidence recall | evidence precision "
-             "| citations valid | leaks | stop (expected) | rounds | reads | seconds |", "|" + " --- |" * 12]
-    for s in scores:
-        lines.append(f"| {s.case_id} | {s.retrieval} | {s.verdicts_correct}/{s.claims} | {s.false_confirmations} "
-                     f"| {_pct(s.evidence_recall)} | {_pct(s.evidence_precision)} | {s.citations_valid}/{s.citations} "
-                     f"| {s.leaks} | {s.stop} ({s.stop_expected}) | {s.rounds} | {s.reads} | {s.seconds:.1f} |")
-    lines += ["", "## Overall", "", "| tool | verdict accuracy | false confirmations | evidence recall "
-              "| citation validity | leaks | stop match | rounds | reads |", "|" + " --- |" * 9]
+def to_markdown(scores: list[CaseScore], per_case: bool | None = None) -> str:
+    per_case = len(scores) <= 40 if per_case is None else per_case
+    lines = ["# Evaluation", ""]
+    if per_case:
+        lines += ["| case | tool | verdicts | false conf. | root cause (found) | causal (expected) | stop (expected) "
+                  "| rounds | reads | seconds |", "|" + " --- |" * 10]
+        for s in scores:
+            root = " / ".join(str(x) for x in s.root_found) if s.root_found else "—"
+            lines.append(f"| {s.case_id} | {s.retrieval} | {s.verdicts_correct}/{s.claims} | {s.false_confirmations} "
+                         f"| {root}{'' if s.root_ok is None else (' ✓' if s.root_ok else ' ✗')} "
+                         f"| {s.causal_verdict} ({s.causal_expected}) | {s.stop} ({s.stop_expected}) | {s.rounds} "
+                         f"| {s.reads} | {s.seconds:.1f} |")
+        lines.append("")
+    head = ("| group | cases | verdict acc. | false conf. | root cause acc. | correct insufficient | stop match "
+            "| rounds | reads |")
+    rule = "|" + " --- |" * 9
+
+    def row(name: str, o: dict) -> str:
+        return (f"| {name} | {o['cases']} | {_pct(o['verdict_accuracy'])} | {o['false_confirmations']} "
+                f"| {_pct(o['root_cause_accuracy'])} | {_pct(o['correct_insufficient'])} | {_pct(o['stop_match'])} "
+                f"| {o['rounds_mean'] or 0:.1f} | {o['reads_mean'] or 0:.1f} |")
+
     for tool, o in summary(scores).items():
-        lines.append(f"| {tool} | {_pct(o['verdict_accuracy'])} | {o['false_confirmations']} | {_pct(o['evidence_recall'])} "
-                     f"| {_pct(o['citation_validity'])} | {o['leaks']} | {_pct(o['stop_match'])} | {o['rounds']} | {o['reads']} |")
+        lines += [f"## {tool}", "", head, rule, row("all", o)]
+        for name in ("cause_kind", "depth", "variant"):
+            for k, g in o[f"by_{name}"].items():
+                if k != "-":
+                    lines.append(row(f"{name} {k}", g))
+        lines += ["", f"citation validity {_pct(o['citation_validity'])}, leaks {o['leaks']}, errors {o['errors']}, "
+                  f"evidence recall {_pct(o['evidence_recall'])}", "", "Stop reasons (expected -> got):", ""]
+        lines += [f"- {k}: {n}" for k, n in o["stop_confusion"].items()]
+        lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Case folders: a folder with `expected.yaml`, or every such folder under a folder, sorted."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if (p / "case.yaml").exists():
+            out.append(p)
+        else:
+            out += sorted(q.parent for q in p.glob("*/expected.yaml"))
+    return list(dict.fromkeys(out))
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(home: str) -> None:
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+    from tools.embedding import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+
+    def make(ws: Path, progress: Callable[[str], None]) -> object:
+        return Investigator(Settings(workspace=ws), embedder=embedder, progress=progress)
+
+    _WORKER["make"] = make
+    _WORKER["home"] = home
+
+
+def _one(case_dir: str, tools: tuple[str, ...]) -> list[dict]:
+    return [s.model_dump() for s in evaluate([Path(case_dir)], list(tools), _WORKER["make"])]
+
+
+def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
+                      progress: Callable[[str], None] = lambda _m: None) -> list[CaseScore]:
+    """The same as `evaluate`, one case per worker process (each loads the embedding model once)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    scores: dict[str, list[CaseScore]] = {}
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("",)) as pool:
+        futures = {pool.submit(_one, str(c), tuple(tools)): c for c in cases}
+        for fut in as_completed(futures):
+            got = [CaseScore.model_validate(d) for d in fut.result()]
+            scores[str(futures[fut])] = got
+            for s in got:
+                progress(f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root "
+                         f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
+                         f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}{' ERROR ' + s.error if s.error else ''}")
+    return [s for c in cases for s in scores.get(str(c), [])]

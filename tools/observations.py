@@ -17,7 +17,9 @@ from state.evidence import Hit
 from tools.access import AccessSnapshot
 from tools.index import open_index
 
-_RELATION_ORDER = {"catalog": 0, "config": 1, "trace": 2, "kubernetes": 3, "change": 4, "log": 5}
+_RELATION_ORDER = {"catalog": 0, "config": 1, "trace": 2, "kubernetes": 3, "change": 4, "log": 5, "runbook": 6,
+                   "doc": 7, "note": 8, "postmortem": 9}
+"""Structure first; a sentence that states a relation last (its source must also apply)."""
 
 
 class Lookup(Frozen):
@@ -98,7 +100,7 @@ class Observations:
         rows = self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, r.{other}, s.revision, r.kind
                 FROM relations r JOIN sources s USING (source_id)
-                WHERE r.{col} = ? AND r.environment IN (?, ?) AND r.kind NOT IN ('runbook', 'postmortem', 'doc', 'note')
+                WHERE r.{col} = ? AND r.environment IN (?, ?)
                 ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
         grouped: dict[tuple, list] = {}
         for source_id, start, end, peer, revision, kind in rows:

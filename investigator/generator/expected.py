@@ -110,6 +110,8 @@ def causal_verdict(sc: Scenario) -> str:
 def stop_reason(sc: Scenario) -> str:
     if sc.variant in ("decisive_change_denied", "root_telemetry_denied"):
         return "awaiting_permission" if sc.may_request else "permission_denied"
+    if causal_verdict(sc) == "insufficient" and sc.variant != "false_alarm":
+        return "no_new_progress"  # deciding.md §8: an insufficient cause with nothing left to read
     return "evidence_ready"
 
 
