@@ -1,0 +1,251 @@
+"""The causal rules (docs/deciding.md §3–§7) as pure functions of read facts: each rule can fail.
+
+Every test builds the facts a run would have read (tests/rulesworld.py) and asks the rules
+what follows: which path, which root, which cause, which verdict.
+"""
+
+from __future__ import annotations
+
+from rulesworld import World, case, change, dep, flat, names, rise
+
+from graphs.deciders import decide_causal
+from graphs.rules import cause_at, entity_state, explains, trace
+from state.case import CausalChainClaim
+from state.evidence import TelemetryAction
+from state.facts import PlacementFact, RelationFact
+
+CLAIM = CausalChainClaim(id="cause", kind="causal_chain", statement="s")
+
+
+def decide(w: World, claim: CausalChainClaim = CLAIM):
+    k = w.knowledge()
+    return decide_causal(claim, k), k
+
+
+def cascade(depth: int = 3, cause_minute: float = -8) -> World:
+    """web → s1 → … → s<depth>, each next onset two and a half minutes earlier; a change of the last."""
+    chain = ["web", *(f"s{i}" for i in range(1, depth + 1))]
+    w = World()
+    for i, e in enumerate(chain):
+        w.read(rise(e, onset_min=-2.5 * i))
+    for a, b in zip(chain, chain[1:]):
+        w.read(dep(a, b), source_kind="catalog")
+    w.read(change("CFG-1", chain[-1], cause_minute - 2.5 * (depth - 1) - 1, type_="config_push", keys=("pool_size",)),
+           source_kind="change")
+    w.everything_looked(*chain)
+    return w
+
+
+def test_a_cascade_is_followed_hop_by_hop_to_the_change_of_its_deepest_entity():
+    d, _k = decide(cascade(depth=3))
+    assert d.verdict == "confirmed", d.missing
+    assert d.root_cause.entity == "s3" and d.root_cause.change == "CFG-1" and d.root_cause.kind == "config_push"
+    assert d.root_cause.path == ("web", "s1", "s2", "s3")
+    assert [(h.source, h.target) for h in d.path][:3] == [("web", "s1"), ("s1", "s2"), ("s2", "s3")]
+
+
+def test_an_innocent_change_of_the_subject_is_refuted_by_the_anomaly_below_it():
+    w = cascade(depth=2)
+    w.read(change("DEP-web", "web", -3), source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause.change == "CFG-1"
+    alt = next(a for a in d.alternatives if a.what == "DEP-web")
+    assert alt.status == "refuted" and "explained by s1" in alt.why
+
+
+def test_a_dependency_whose_anomaly_starts_after_its_caller_does_not_explain_it():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(rise("db", 5))  # later than web + 2 minutes
+    w.read(dep("web", "db"), source_kind="catalog")
+    w.everything_looked("web", "db")
+    k = w.knowledge()
+    assert not explains(k, entity_state(k, "web"), entity_state(k, "db")).observed
+    assert trace(k, "web", 6).root == "web"
+
+
+def test_a_dependency_that_rose_far_less_than_its_caller_does_not_explain_it():
+    w = World()
+    w.read(rise("web", 0, base=200, level=2000))
+    w.read(rise("inv", -1, base=180, level=390))
+    w.read(dep("web", "inv"), source_kind="catalog")
+    w.everything_looked("web", "inv")
+    k = w.knowledge()
+    ex = explains(k, entity_state(k, "web"), entity_state(k, "inv"))
+    assert ex.observed and not ex.explains and "amplified" in ex.why
+    # the same rise in seconds against milliseconds compares in one unit
+    w2 = World()
+    w2.read(rise("web", 0, base=200, level=2000))
+    w2.read(rise("inv", -1, base=0.2, level=1.9, unit="s"))
+    w2.read(dep("web", "inv"), source_kind="catalog")
+    k2 = w2.knowledge()
+    assert explains(k2, entity_state(k2, "web"), entity_state(k2, "inv")).explains
+
+
+def test_a_co_mention_is_never_a_hop():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(rise("cache", -3))
+    # the two names only appear side by side: no relation fact, so no path
+    w.read(names("web", "cache", 1, kind="service"))
+    w.everything_looked("web", "cache")
+    t = trace(w.knowledge(), "web", 6)
+    assert t.root == "web" and "cache" not in t.nodes
+
+
+def test_a_single_change_of_the_subject_needs_a_link_beyond_timing():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(change("DEP-1", "web", -4, keys=("retry_budget",)), source_kind="change")
+    w.everything_looked("web")
+    d, _k = decide(w)
+    assert d.verdict == "inferred" and any("naming what it changed" in m for m in d.missing)
+    w.read(names("web", "retry_budget", 0.5))
+    d2, _k = decide(w)
+    assert d2.verdict == "confirmed" and d2.root_cause.element == "retry_budget"
+
+
+def test_of_two_changes_the_one_the_anomaly_names_is_the_cause_in_any_key_style():
+    w = cascade(depth=1)
+    w.read(change("CFG-2", "s1", -5, type_="config_push", keys=("DB_MAX_OPEN_CONNS",)), source_kind="change")
+    w.read(names("s1", "db_max_open_conns", -2))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.root_cause.change == "CFG-2"
+    assert next(a for a in d.alternatives if a.what == "CFG-1").status == "not_implicated"
+
+
+def test_two_changes_and_nothing_naming_either_leave_the_cause_inferred():
+    w = cascade(depth=1)
+    w.read(change("CFG-2", "s1", -5, type_="config_push", keys=("other_key",)), source_kind="change")
+    d, _k = decide(w)
+    assert d.verdict == "inferred" and any("which of" in m for m in d.missing)
+
+
+def test_a_change_after_the_onset_is_not_a_cause():
+    w = cascade(depth=1, cause_minute=10)
+    d, _k = decide(w)
+    assert d.verdict == "insufficient" and d.root_cause is None
+    assert any(a.status == "after_onset" for a in d.alternatives)
+
+
+def test_a_rollback_that_did_not_end_the_anomaly_refutes_the_change():
+    w = cascade(depth=1)
+    w.read(change("RB-1", "s1", 5, type_="rollback", rollback_of="CFG-1"), source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause is None
+    assert next(a for a in d.alternatives if a.what == "CFG-1").status == "refuted"
+
+
+def test_a_noisy_neighbour_is_found_through_the_node_both_run_on():
+    w = World(kinds={"node-7": "node"})
+    w.read(rise("web", 0))
+    w.read(rise("node-7", -3, base=40, level=99, role="saturation", unit="%", name="cpu_pct"))
+    w.read(rise("batch", -6, base=0.5, level=7.5, role="saturation", unit="cores", name="cpu_cores"))
+    w.read(PlacementFact(workload="web", node="node-7"), RelationFact(source="web", target="node-7", relation="runs_on",
+                                                                      via="pod placement"), source_kind="kubernetes")
+    w.read(RelationFact(source="batch", target="node-7", relation="runs_on", via="pod placement"),
+           source_kind="kubernetes")
+    w.read(change("DEP-batch", "batch", -7), source_kind="change")
+    w.everything_looked("web", "node-7", "batch")
+    d, _k = decide(w)
+    assert d.verdict == "confirmed", d.missing
+    assert (d.root_cause.entity, d.root_cause.change) == ("batch", "DEP-batch")
+    assert d.root_cause.path == ("web", "node-7", "batch")
+
+
+def test_load_with_no_change_is_capacity():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(rise("web", -2, base=500, level=1500, role="traffic", unit="rps", name="requests_rps"))
+    w.everything_looked("web")
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.kind == "capacity" and d.root_cause.change is None
+
+
+def test_a_domain_with_no_telemetry_is_seen_failing_through_its_callers_and_its_certificate_change_found():
+    w = World(kinds={"api.pay.example": "domain"})
+    w.read(rise("web", 0, role="errors", unit="%", base=0.2, level=9, name="error_pct"))
+    w.read(dep("web", "api.pay.example", relation="configured", via="config key pay.url"), source_kind="config")
+    w.read(names("web", "api.pay.example", -1, kind="domain"))
+    w.read(change("CERT-1", "payments-team", -4, type_="certificate", target="api.pay.example"), source_kind="change")
+    w.everything_looked("web", "api.pay.example")
+    d, _k = decide(w)
+    assert d.verdict == "confirmed", d.missing
+    assert (d.root_cause.entity, d.root_cause.kind, d.root_cause.change) == ("api.pay.example", "certificate", "CERT-1")
+
+
+def test_a_library_is_looked_through_to_what_it_talks_to():
+    w = World(kinds={"pay-client": "component"})
+    w.read(rise("web", 0))
+    w.read(rise("payments", -3))
+    w.read(dep("web", "pay-client"), dep("pay-client", "payments", relation="talks_to"), source_kind="catalog")
+    w.read(change("CFG-9", "payments", -6, type_="config_push", keys=("k",)), source_kind="change")
+    w.everything_looked("web", "pay-client", "payments")
+    d, _k = decide(w)
+    assert d.root_cause.entity == "payments" and d.root_cause.path == ("web", "payments")
+
+
+def test_an_unreadable_telemetry_source_on_the_path_leaves_the_cause_insufficient():
+    w = cascade(depth=1)
+    w.looked(TelemetryAction(entities=("s1",), environment="prod"), denied=("s1-logs",))
+    d, _k = decide(w)
+    assert d.verdict == "insufficient" and d.root_cause is None and "s1-logs" in d.blocked_by
+
+
+def test_a_competing_hypothesis_that_holds_keeps_the_cause_from_being_confirmed():
+    hyp = [{"id": "h", "statement": "cpu", "predicts": {"metric": "cpu_pct", "direction": "up", "min_ratio": 1.5}}]
+    w = cascade(depth=1)
+    w.case = case(competitors=("h",), hypotheses=hyp)
+    w.read(rise("web", -1, base=30, level=90, role="saturation", unit="%", name="cpu_pct"))
+    claim = CausalChainClaim(id="cause", kind="causal_chain", statement="s", competitors=("h",))
+    d, _k = decide(w, claim)
+    assert d.verdict == "inferred" and d.state == "conflicted"
+    w2 = cascade(depth=1)
+    w2.case = case(competitors=("h",), hypotheses=hyp)
+    w2.read(flat("web", 30, role="saturation", unit="%", name="cpu_pct"))
+    d2, _k = decide(w2, claim)
+    assert d2.verdict == "confirmed"
+    assert next(a for a in d2.alternatives if a.what == "hypothesis h").status == "refuted"
+
+
+def test_a_dependency_left_unread_keeps_the_path_open():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(dep("web", "db"), source_kind="catalog")
+    w.read(change("DEP-1", "web", -4), source_kind="change")
+    w.everything_looked("web")
+    t = trace(w.knowledge(), "web", 6)
+    assert ("telemetry", "db") in [(a, e) for a, e, _w in t.pending]
+    d, _k = decide(w)
+    assert d.verdict != "confirmed"
+
+
+def test_path_search_visits_each_entity_once_on_a_dense_graph():
+    """200 entities, every one depending on ten others: the search is linear in what was read."""
+    import random
+
+    rnd = random.Random(7)
+    ents = [f"e{i}" for i in range(200)]
+    w = World(case("e0"))
+    for i, e in enumerate(ents):
+        w.read(rise(e, onset_min=-0.01 * i) if i % 3 == 0 else flat(e))
+        w.read(*[dep(e, x) for x in rnd.sample(ents, 10) if x != e], source_kind="catalog")
+    w.everything_looked(*ents)
+    k = w.knowledge()
+    calls = {"n": 0}
+    import graphs.rules as rules
+
+    real = rules.entity_state
+
+    def counting(kk, e):
+        calls["n"] += 1
+        return real(kk, e)
+
+    rules.entity_state = counting
+    try:
+        t = trace(k, "e0", 8)
+    finally:
+        rules.entity_state = real
+    assert t.root is not None and len(t.nodes) <= 200
+    assert calls["n"] <= 200 * 11, "each relation is looked at a bounded number of times"
+    _ = cause_at(k, t)
