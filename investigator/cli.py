@@ -106,6 +106,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from investigator.init import scaffold
+
+    out = scaffold(Path(args.alert), Path(args.sources), Path(args.out), group=args.group, force=args.force)
+    print(f"{out}: case written and validated; review the access groups in {out / 'sources.yaml'}")
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from investigator.generator import generate
 
@@ -247,6 +255,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md (default out/eval)")
     s.add_argument("--jobs", type=int, default=1, help="cases evaluated in parallel processes (default 1)")
     s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("init", help="write a case folder from an alert (Alertmanager JSON or text) and a folder of files")
+    s.add_argument("--alert", required=True, help="Alertmanager webhook payload, one alert object, or a text file")
+    s.add_argument("--sources", required=True, help="folder of material (logs, metrics, traces, kubectl output, ...)")
+    s.add_argument("--out", required=True, help="the case folder to write (must not exist unless --force)")
+    s.add_argument("--group", default="sre-oncall", help="default access group for every source (default sre-oncall)")
+    s.add_argument("--force", action="store_true", help="replace an existing folder")
+    s.set_defaults(func=cmd_init)
 
     s = sub.add_parser("generate", help="write seeded synthetic incident cases with their gold answers")
     s.add_argument("--seed", type=int, default=1, help="random seed (default 1): the same seed gives the same cases")

@@ -59,6 +59,7 @@ class Profile(Frozen):
     k8s_node_conditions: tuple[str, ...]
     change_types: dict[str, tuple[str, ...]]
     entity_labels: tuple[str, ...]
+    environments: tuple[str, ...] = ()
     host_suffixes: tuple[str, ...]
     injection_phrases: tuple[str, ...]
 
