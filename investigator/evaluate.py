@@ -24,7 +24,8 @@ from typing import Any
 from investigator.report import Report, render_markdown
 from state._base import Frozen
 from state.expected import Expected, load_expected
-from tools.corpus import load_manifest, load_source
+from state._base import content_hash
+from tools.corpus import load_manifest, read_text
 from tools.evaluation import mean
 
 
@@ -129,13 +130,18 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
     cited_ev = [e for e in evidence if e.id in cited]
     manifest = {s.id: s for s in load_manifest(case_dir).sources}
     valid = 0
+    texts: dict[str, str | None] = {}
     for e in evidence:
         entry = manifest.get(e.source_id)
-        try:
-            if entry is not None and load_source(case_dir, entry).text[e.span.start:e.span.end] == e.span.quote:
-                valid += 1
-        except Exception:  # noqa: BLE001 - a source that no longer loads is an invalid citation
-            pass
+        if e.source_id not in texts:
+            try:
+                texts[e.source_id] = read_text(case_dir, entry) if entry is not None else None
+            except Exception:  # noqa: BLE001 - a source that no longer loads is an invalid citation
+                texts[e.source_id] = None
+        text = texts[e.source_id]
+        if text is not None and text[e.span.start:e.span.end] == e.span.quote and \
+                e.span.content_hash == content_hash(e.span.quote):
+            valid += 1
     causal = next((c for c in report.claims if c.kind == "causal_chain"), None)
     causal_expected = want.get(causal.id) if causal else None
     rc = causal.root_cause if causal else None
@@ -330,14 +336,57 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
     """The same as `evaluate`, one case per worker process (each loads the embedding model once)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from concurrent.futures.process import BrokenProcessPool
+
     scores: dict[str, list[CaseScore]] = {}
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("",)) as pool:
-        futures = {pool.submit(_one, str(c), tuple(tools)): c for c in cases}
-        for fut in as_completed(futures):
-            got = [CaseScore.model_validate(d) for d in fut.result()]
-            scores[str(futures[fut])] = got
-            for s in got:
-                progress(f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root "
-                         f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
-                         f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}{' ERROR ' + s.error if s.error else ''}")
+    todo = list(cases)
+    while todo:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("",)) as pool:
+            futures = {pool.submit(_one, str(c), tuple(tools)): c for c in todo}
+            broken = False
+            for fut in as_completed(futures):
+                c = futures[fut]
+                try:
+                    got = [CaseScore.model_validate(d) for d in fut.result()]
+                except BrokenProcessPool:
+                    broken = True
+                    continue
+                scores[str(c)] = got
+                _report(got, progress)
+        left = [c for c in todo if str(c) not in scores]
+        if broken and left:
+            # a worker process died (a native crash): the case it ran is recorded as an error, the rest go on
+            lost = left[0] if len(left) == 1 else None
+            if lost is None:
+                # unknown which case killed it: run the rest one by one to find it
+                for c in left:
+                    try:
+                        with ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=("",)) as one:
+                            got = [CaseScore.model_validate(d) for d in one.submit(_one, str(c), tuple(tools)).result()]
+                    except BrokenProcessPool:
+                        got = [_crashed(c, t) for t in tools]
+                    scores[str(c)] = got
+                    _report(got, progress)
+            else:
+                scores[str(lost)] = [_crashed(lost, t) for t in tools]
+                _report(scores[str(lost)], progress)
+        todo = [c for c in todo if str(c) not in scores]
     return [s for c in cases for s in scores.get(str(c), [])]
+
+
+def _crashed(case_dir: Path, tool: str) -> CaseScore:
+    expected = load_expected(case_dir)
+    assert expected is not None
+    return CaseScore(case_id=case_dir.name, retrieval=tool, claims=len(expected.claims), verdicts_correct=0,
+                     false_confirmations=0, evidence_recall=None, evidence_precision=None, citations=0,
+                     citations_valid=0, leaks=0, rounds=0, reads=0, stop="error", stop_expected=expected.stop_reason,
+                     seconds=0.0, verdicts={}, expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
+                     error="the worker process died (native crash)")
+
+
+def _report(got: list[CaseScore], progress: Callable[[str], None]) -> None:
+    for s in got:
+        progress(f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root "
+                 f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
+                 f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}{' ERROR ' + s.error if s.error else ''}")
+

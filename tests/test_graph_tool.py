@@ -419,3 +419,14 @@ def test_a_question_with_no_known_entity_gets_the_basic_ranking(wiki):
     q = SearchQuery(text="which structural engineer studied chemistry", environment="*", k=4)
     hits = tool.search(q, access)
     assert len(hits) == 4 and {h.channel for h in hits} == {"fallback"}
+
+
+def test_negative_pmi_weights_never_reach_the_community_detection():
+    """graphrag's PMI weights can be negative; graspologic's Leiden segfaults on them (seen on a generated case)."""
+    import pandas as pd
+
+    from tools.graph._extract import MIN_WEIGHT, positive_weights
+
+    rel = pd.DataFrame({"source": ["a", "b"], "target": ["b", "c"], "weight": [-0.04, 0.2], "text_unit_ids": [["u"], ["v"]]})
+    out = positive_weights(rel)
+    assert list(out["weight"]) == [MIN_WEIGHT, 0.2] and list(rel["weight"]) == [-0.04, 0.2]

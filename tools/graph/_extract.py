@@ -126,14 +126,31 @@ async def run_injected_extract_graph_nlp(
         .fillna("")
     )
     await provider.write_dataframe("entities", entities)
+    relationships = await provider.read_dataframe("relationships")
     if subject is not None:
         documents = await provider.read_dataframe("documents")
         title_of = dict(zip(documents["id"], documents["title"], strict=True))
         subjects = {u: subject(str(title_of.get(d) or "")) for u, d in zip(units["id"], units["document_id"],
                                                                            strict=True)}
-        relationships = await provider.read_dataframe("relationships")
-        await provider.write_dataframe("relationships", subject_stars(relationships, subjects))
+        relationships = subject_stars(relationships, subjects)
+    await provider.write_dataframe("relationships", positive_weights(relationships))
     return WorkflowFunctionOutput(result=result)
+
+
+MIN_WEIGHT = 1e-6
+
+
+def positive_weights(relationships: pd.DataFrame) -> pd.DataFrame:
+    """Edge weights floored at a small positive number.
+
+    graphrag's PMI weights go negative for pairs that co-occur less than chance, and
+    graspologic's hierarchical Leiden crashes the process (SIGSEGV) on a negative weight.
+    Communities only group entities; the walk reads mentions, not these weights."""
+    if "weight" not in relationships.columns or relationships.empty:
+        return relationships
+    out = relationships.copy()
+    out["weight"] = out["weight"].astype(float).clip(lower=MIN_WEIGHT).fillna(MIN_WEIGHT)
+    return out
 
 
 def subject_stars(relationships: pd.DataFrame, subjects: dict[str, str | None]) -> pd.DataFrame:
