@@ -9,7 +9,10 @@ Vectors are cached by text hash, so a rebuild re-embeds only what changed.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,26 +95,102 @@ def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progre
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
                       docs: list[SourceDoc] = (), progress: Progress = lambda _m: None,
                       profile: Profile | None = None) -> IndexInfo:
-    """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`."""
+    """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`.
+
+    The index is built into a fresh file next to `path`, checked against what was parsed, and
+    only then swapped in (one rename): a build killed at any point leaves the previous index
+    (or none) in place, never a partial one that looks up to date. The embedding cache and the
+    tombstones of the previous index are carried over."""
     t0 = time.perf_counter()
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
+    remove_leftovers(path.parent)
+    tmp = path.with_name(f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
+    docs = list(docs)
     try:
-        _schema(con, embedder.dim)
-        vecs, embedded = _vectors(con, chunks, embedder, progress)
-        _insert_chunks(con, chunks, vecs, embedder.dim)
-        _structured(con, list(docs), profile or default_profile())
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
-                    [fingerprint, embedder.name, str(embedder.dim)])
-        con.execute("CHECKPOINT")
+        con = duckdb.connect(str(tmp))
+        try:
+            _schema(con, embedder.dim)
+            crash_point("index", 1)
+            if path.exists():
+                con.execute(f"ATTACH '{path}' AS old (READ_ONLY)")
+                try:
+                    con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM old.embed_cache")
+                    con.execute("INSERT OR REPLACE INTO tombstones SELECT * FROM old.tombstones")
+                except duckdb.Error:  # an older or broken index: nothing worth carrying over
+                    pass
+                finally:
+                    con.execute("DETACH old")
+            crash_point("index", 2)
+            vecs, embedded = _vectors(con, chunks, embedder, progress)
+            crash_point("index", 3)
+            _insert_chunks(con, chunks, vecs, embedder.dim)
+            crash_point("index", 4)
+            _structured(con, docs, profile or default_profile())
+            crash_point("index", 5)
+            _verify(con, chunks, docs)
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
+                        [fingerprint, embedder.name, str(embedder.dim)])
+            crash_point("index", 6)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        crash_point("index", 7)
+        os.replace(tmp, path)
+        crash_point("index", 8)
     finally:
-        con.close()
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            if leftover.exists():
+                leftover.unlink()
     info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
                      sources=len({c.source_id for c in chunks}), embedded=embedded,
                      seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
     path.with_suffix(".info.json").write_text(info.model_dump_json(indent=2))
+    crash_point("index", 9)
     progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
     return info
+
+
+BUILD_PREFIX = ".build-"
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Build files of builds that died (their process is gone) are removed."""
+    for p in Path(folder).glob(f"{BUILD_PREFIX}*"):
+        pid = p.name[len(BUILD_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and pid_alive(int(pid)):
+            continue
+        if p.is_dir():
+            import shutil
+
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, under another user
+        return True
+    return True
+
+
+def crash_point(stage: str, step: int) -> None:
+    """Fault injection for crash tests: `INVESTIGATOR_CRASH_AT=index:3` kills the process there."""
+    at = os.environ.get("INVESTIGATOR_CRASH_AT", "")
+    if at == f"{stage}:{step}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[SourceDoc]) -> None:
+    """The written index holds every chunk and every source parsed: a partial build is refused."""
+    n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
+    if n_chunks != len(chunks) or n_sources != len(docs):
+        raise IndexMissing(f"index build incomplete: {n_chunks}/{len(chunks)} chunks, {n_sources}/{len(docs)} sources")
 
 
 def last_build(path: Path) -> IndexInfo | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from state._base import Frozen, stable_id
 from state.evidence import Hit
+from state.sources import PROSE_KINDS
 from tools.access import AccessSnapshot
 from tools.index import open_index
 
@@ -104,6 +105,10 @@ class Observations:
                 ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
         grouped: dict[tuple, list] = {}
         for source_id, start, end, peer, revision, kind in rows:
+            if kind in PROSE_KINDS and not access.can_read(source_id):
+                # a sentence in a document is found like any document text: an unreadable
+                # document is never returned, so it never stops a run by itself (deciding.md §8)
+                continue
             key = (source_id,) if kind in ("catalog", "config", "change") else (source_id, peer)
             g = grouped.setdefault(key, [source_id, start, end, set(), revision, kind])
             g[1], g[2] = min(g[1], start), max(g[2], end)
