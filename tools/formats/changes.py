@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from state import yamlio
@@ -163,8 +164,10 @@ def parse_flags(text: str, service: str, environment: str) -> tuple[list[Change]
                 entries.append((it.start, it.end, it.value))
     else:
         root = yamlio.spans(text)
-        for node in (root.items() if root is not None else []):
-            entries.append((*yamlio.trim(text, node.start, node.end), yamlio.loads(text[node.start:node.end])))
+        data = yamlio.loads(text)  # a block item's text alone is not YAML (its later lines are indented)
+        values = data if isinstance(data, list) else []
+        for node, value in zip(root.items() if root is not None else [], values):
+            entries.append((*yamlio.trim(text, node.start, node.end), value))
     out: list[Change] = []
     for start, end, v in entries:
         if not isinstance(v, dict):
@@ -195,9 +198,17 @@ def detect(text: str) -> str:
             return "argocd"
         if '"revision"' in head and '"updated"' in head:
             return "helm"
+        if '"deployedAt"' in text and '"history"' in text:
+            return "argocd"  # an Application whose `status.resources` fill the head before `history`
         return "flags"
-    if head.startswith("-") or re.search(r"^\s*-\s+(flag|at|key):", head, re.M):
-        return "flags"  # a YAML list of toggles (a record is a mapping)
+    try:  # a YAML list of toggles, or a record (a mapping; it may start with `---` and hold lists)
+        data = yamlio.loads(text)
+    except (yaml.YAMLError, ValueError):
+        data = None
+    if isinstance(data, (list, dict)):
+        return "flags" if isinstance(data, list) else "record"
+    if re.match(r"-\s", head) or re.search(r"^-\s+(flag|at|key):", head, re.M):
+        return "flags"
     return "record"
 
 

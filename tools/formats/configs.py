@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from state import yamlio
 from state.telemetry import ConfigSetting, Unparsed, as_text
 from tools.formats import jsonspan
@@ -16,9 +18,13 @@ _ENV = re.compile(r"^\s*(?:export\s+)?(?P<k>[A-Za-z_][\w.-]*)\s*=\s*(?P<v>.*?)\s
 _PROP = re.compile(r"^\s*(?P<k>[^\s=:#!][^=:]*?)\s*[=:]\s*(?P<v>.*?)\s*$")
 
 
+_QUOTED = re.compile(r"""^(["'])(.*?)\1\s*(?:#.*)?$""")
+
+
 def _unquote(v: str) -> str:
-    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-        return v[1:-1]
+    m = _QUOTED.match(v)  # `"value"`, also with a comment after it: `KEY="value"  # why`
+    if m:
+        return m.group(2)
     return v.split(" #", 1)[0].strip()
 
 
@@ -67,8 +73,6 @@ def parse_yaml(text: str) -> list[ConfigSetting]:
 
 
 def yaml_documents(text: str) -> list[yamlio.Node]:
-    import yaml
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return [yamlio._walk(n) for n in yaml.compose_all(text, Loader=loader) if n is not None]
 
@@ -120,14 +124,56 @@ def parse_configmap(text: str) -> list[ConfigSetting]:
     out: list[ConfigSetting] = []
     for key, start, end, value in items:
         if "\n" in value.strip():
-            inner, _bad = _lines(value, _PROP)
-            base = text.find(value.splitlines()[0], start) if value.splitlines() else start
-            for s in inner:
-                at = text.find(value[s.start:s.end], base if base >= 0 else start)
-                if at >= 0:
-                    out.append(ConfigSetting(start=at, end=at + (s.end - s.start), key=s.key, value=s.value))
+            out += _relocate(text, start, end, value, _embedded(key, value))
         else:
             out.append(ConfigSetting(start=start, end=end, key=key, value=value))
+    return out
+
+
+def _embedded(name: str, value: str) -> list[ConfigSetting]:
+    """The settings of a data value that is itself a file (offsets in `value`): YAML or JSON by
+    its name, else `key=value` / `key: value` lines (properties, env)."""
+    low = name.lower()
+    try:
+        if low.endswith((".yaml", ".yml")):
+            out: list[ConfigSetting] = []
+            for doc in yaml_documents(value):
+                _flatten_yaml(doc, value, "", out)
+            return out
+        if low.endswith(".json"):
+            out = []
+            _flatten_json(jsonspan.parse(value), "", out)
+            return out
+    except (ValueError, yaml.YAMLError):
+        pass
+    return _lines(value, _PROP)[0]
+
+
+def _relocate(text: str, start: int, end: int, value: str, settings: list[ConfigSetting]) -> list[ConfigSetting]:
+    """Offsets in an embedded file → offsets in the whole text. Each line of the file is found, in
+    order, after the entry's start (a YAML block scalar only drops its indentation; a JSON string
+    holds lines without escapes as they are); a setting whose line is not found cites the entry."""
+    where: list[tuple[int, int, int]] = []  # (line start in value, line length, line start in text or -1)
+    cursor, pos = start, 0
+    for raw in jsonspan.physical_lines(value):
+        line = raw.rstrip("\r\n")
+        at = text.find(line, cursor, end) if line.strip() else -1
+        if at >= 0:
+            cursor = at + len(line)
+        where.append((pos, len(line), at))
+        pos += len(raw)
+
+    def outer(offset: int) -> int | None:
+        for line_start, length, at in reversed(where):
+            if line_start <= offset:
+                return at + offset - line_start if at >= 0 and offset - line_start <= length else None
+        return None
+
+    out: list[ConfigSetting] = []
+    for s in settings:
+        a, b = outer(s.start), outer(s.end)
+        a, b = (a, b) if a is not None and b is not None and b > a else (start, end)
+        out.append(ConfigSetting(start=a, end=b, key=s.key, value=s.value))
     return out
 
 
@@ -139,7 +185,7 @@ def detect(text: str) -> str:
         return "configmap"
     if re.search(r"^settings:", head, re.M) and re.search(r"^service:", head, re.M):
         return "record"
-    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "!"))]
     if lines and all(_ENV.match(ln) for ln in lines[:10]) and all(re.match(r"^\s*(export\s+)?[A-Z_][A-Z0-9_]*=", ln) for ln in lines[:10]):
         return "env"
     if lines and all("=" in ln and ":" not in ln.split("=", 1)[0] for ln in lines[:10]):

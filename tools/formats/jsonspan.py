@@ -151,11 +151,24 @@ def parse(text: str, start: int = 0, end: int | None = None) -> J:
     return node
 
 
+def physical_lines(text: str) -> list[str]:
+    """The lines of a file with their ends, split at `\n` only.
+
+    `str.splitlines` also breaks at U+2028/U+2029, NEL and form feeds, which JSON strings
+    (JSON.stringify leaves U+2028 unescaped) and log messages may hold: they are not line
+    breaks of the file."""
+    out = text.split("\n")
+    lines = [ln + "\n" for ln in out[:-1]]
+    if out[-1]:
+        lines.append(out[-1])
+    return lines
+
+
 def parse_lines(text: str) -> tuple[list[J], list[tuple[int, int, str]]]:
     """JSON lines: (values, unparsed (start, end, reason)) — a bad line is kept, not dropped."""
     values, bad = [], []
     pos = 0
-    for raw in text.splitlines(keepends=True):
+    for raw in physical_lines(text):
         line_end = pos + len(raw.rstrip("\r\n"))
         if text[pos:line_end].strip():
             try:

@@ -14,7 +14,9 @@ from state.telemetry import K8sEvent, PodPlacement, Unparsed
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
 
-_HASHED_POD = re.compile(r"^(?P<wl>.+?)-(?P<hash>[a-z0-9]{6,10})-(?P<suffix>[a-z0-9]{5})$")
+_HASHED_POD = re.compile(r"^(?P<wl>.+?)-(?P<hash>[b-df-hj-np-tv-z0-9]{6,10})-(?P<suffix>[a-z0-9]{5})$")
+"""`<workload>-<pod-template hash>-<suffix>`: Kubernetes writes hashes without vowels (its safe
+alphabet; a CronJob's Job adds digits), so `node-exporter-7tq9v` — a DaemonSet's pod — is not `node`'s."""
 _SCALED = re.compile(r"Scaled up replica set (?P<rs>\S+?) (?:to|from) ", re.I)
 _AGE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
@@ -240,7 +242,10 @@ def parse_describe(text: str, captured_at: datetime | None
 def detect(text: str) -> str:
     head = text.lstrip()[:3000]
     if head.startswith(("{", "[")):
-        return "events" if "involvedObject" in head or '"reason"' in head else "pods"
+        if "involvedObject" in head or '"regarding"' in head:
+            return "events"
+        # a pod's status has `reason`s too (CrashLoopBackOff, ContainersNotReady): pods have a `spec`
+        return "events" if '"reason"' in head and '"spec"' not in head else "pods"
     first = head.splitlines()[0] if head else ""
     if first.startswith(("NAME ", "NAMESPACE ")) and "NODE" in first:
         return "pods-wide"

@@ -26,7 +26,8 @@ _SYSLOG3164 = re.compile(r"^(?:<(?P<pri>\d{1,3})>)?(?P<mon>[A-Z][a-z]{2}) {1,2}(
                          r"(?P<host>\S+) (?P<tag>[^:\[\s]+)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)$")
 _LOGFMT = re.compile(r'(?P<k>[A-Za-z_@][\w.@/-]*)=(?P<v>"(?:[^"\\]|\\.)*"|[^\s]*)')
 _MONTHS = {m: i + 1 for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())}
-_CONTINUATION = re.compile(r"^(\s|Traceback|Caused by:|\.\.\.|at\s|\}|\]|goroutine\s|panic:)")
+_SEQUENCE = re.compile(r"\[\d+-\d+\]")
+_CONTINUATION = re.compile(r"^(\s|Traceback|Caused by:|\.\.\.|at\s|\}|\]|goroutine\s|panic:|\[signal\s)")
 
 
 def zone(tz: str | None) -> timezone | None:
@@ -117,13 +118,18 @@ class _Lines:
 
     def __iter__(self):  # noqa: ANN204
         pos = 0
-        for raw in self.text.splitlines(keepends=True):
+        for raw in jsonspan.physical_lines(self.text):
             end = pos + len(raw.rstrip("\r\n"))
             yield pos, end, self.text[pos:end]
             pos += len(raw)
 
 
-def _extend(events: list[LogEvent], end: int, text: str) -> None:
+def _extend(events: list[LogEvent], bad: list[Unparsed], end: int, text: str) -> None:
+    """A continuation line joins the record before it: the last event, or the last unparsed block
+    when that came later (so an event never spans a line kept as unparsed)."""
+    if bad and (not events or bad[-1].end > events[-1].end):
+        bad[-1] = bad[-1].model_copy(update={"end": end})
+        return
     last = events[-1]
     events[-1] = last.model_copy(update={"end": end, "message": last.message + "\n" + text[last.end:end].strip("\r\n")})
 
@@ -138,8 +144,8 @@ def parse_plain(text: str, profile: Profile, tz: str | None = None) -> tuple[lis
         lead = _LEAD_TS.match(line)
         m = _ISO.search(line, lead.end()) if lead else None
         if m is None or m.start() != lead.end():
-            if events and (_CONTINUATION.match(line) or not lead):
-                _extend(events, end, text)
+            if (events or bad) and (_CONTINUATION.match(line) or not lead):
+                _extend(events, bad, end, text)
             else:
                 bad.append(Unparsed(start=start, end=end, reason="no timestamp at the start of the line"))
             continue
@@ -180,8 +186,8 @@ def parse_logfmt(text: str, profile: Profile, tz: str | None = None) -> tuple[li
         fields = {k: (v[1:-1].replace('\\"', '"') if v.startswith('"') else v) for k, v in pairs.items()}
         ts = next((t for f in profile.time_fields if (t := parse_time(fields.get(f), default_tz)) is not None), None)
         if ts is None:
-            if events and (_CONTINUATION.match(line) or not pairs):
-                _extend(events, end, text)
+            if (events or bad) and (_CONTINUATION.match(line) or not pairs):
+                _extend(events, bad, end, text)
             else:
                 bad.append(Unparsed(start=start, end=end, reason="no time field (ts=, time=…) with a zone"))
             continue
@@ -204,8 +210,8 @@ def parse_json(text: str, profile: Profile, tz: str | None = None) -> tuple[list
         except jsonspan.JSONSpanError:
             node = None
         if node is None or node.kind != "object":
-            if events and _CONTINUATION.match(line):
-                _extend(events, end, text)
+            if (events or bad) and _CONTINUATION.match(line):
+                _extend(events, bad, end, text)
             else:
                 bad.append(Unparsed(start=start, end=end, reason="not a JSON object"))
             continue
@@ -251,14 +257,17 @@ def parse_syslog(text: str, profile: Profile, tz: str | None = None,
                     ts = None
             app, msg, pri = (m.group("tag"), m.group("msg"), m.group("pri")) if m else (None, "", None)
         if m is None or ts is None:
-            if events and _CONTINUATION.match(line):
-                _extend(events, end, text)
+            if (events or bad) and _CONTINUATION.match(line):
+                _extend(events, bad, end, text)
             else:
                 why = "not a syslog line" if m is None else "an RFC 3164 stamp needs `timezone` on the source"
                 bad.append(Unparsed(start=start, end=end, reason=why))
             continue
         severity = profile.syslog_severity.get(int(pri) % 8, "unknown") if pri else "unknown"
-        first = msg.split(None, 1)[0] if msg.split() else ""
+        words = msg.split(None, 2)
+        if words and _SEQUENCE.fullmatch(words[0]):  # PostgreSQL's `[7-1]` (syslog_sequence_numbers)
+            words = words[1:]
+        first = words[0] if words else ""
         if profile.level_of(first):  # `WARNING:` at the start of the message (PostgreSQL) wins over PRI
             severity = profile.level_of(first) or severity
         fields = {mm.group("k"): mm.group("v").strip('"') for mm in _LOGFMT.finditer(msg)}
