@@ -7,6 +7,7 @@
     .venv/bin/python bench/perf.py embedding              # MiniLM runtimes: passages/s and dense recall, same run
     .venv/bin/python bench/perf.py retrieval              # every tool on the three public multi-hop dev sets
     .venv/bin/python bench/perf.py wikiscale --sizes 1000 6000 20000 50000   # graph build and query growth
+    .venv/bin/python bench/perf.py pathsearch --sizes 50 100 200 400         # causal trace on dense cases
     .venv/bin/python bench/perf.py all
 
 Each writes bench/results/<name>.json with the machine, versions and the command.
@@ -369,7 +370,7 @@ def bench_retrieval() -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=["vector", "investigation", "checkpoint", "resume", "scale", "embedding",
-                                    "retrieval", "wikiscale", "all"])
+                                    "retrieval", "wikiscale", "pathsearch", "all"])
     p.add_argument("--sizes", type=int, nargs="+", default=None)
     a = p.parse_args()
     if a.what in ("vector", "all"):
@@ -390,6 +391,10 @@ def main() -> None:
         from wikiscale import bench_wikiscale
 
         bench_wikiscale(a.sizes or [1000, 6000, 20000, 50000], _save)
+    if a.what in ("pathsearch", "all"):
+        from pathsearch import bench_pathsearch
+
+        bench_pathsearch(a.sizes or [50, 100, 200, 400], _save)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,13 @@ class Searches:
                 direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
                 full=isinstance(a, TelemetryAction) and not a.metric and not a.signals))
 
+        self._by: dict[tuple[str, str], list[Lookup]] = defaultdict(list)
+        """(action, entity) -> its lookups in order: a rule asks per entity, so a question costs
+        what that entity was looked up for, not every lookup of the run."""
+        for lk in self.lookups:
+            for e in dict.fromkeys(lk.entities):
+                self._by[(lk.action, e)].append(lk)
+
     def done_fingerprints(self, watermark: str) -> set[str]:
         """Gaps run to the end (nothing left unread). One that met a denial under an older access
         watermark is not done: after a grant it may return more."""
@@ -91,12 +98,12 @@ class Searches:
         return {fp for fp, lk in last.items() if not lk.more and not (lk.denied and lk.watermark != watermark)}
 
     def looked(self, action: str, entity: str, *, metric: str | None = None, direction: str = "") -> list[Lookup]:
-        return [lk for lk in self.lookups if lk.action == action and entity in lk.entities
-                and (metric is None or lk.metric in (None, metric)) and (not direction or lk.direction == direction)]
+        return [lk for lk in self._by.get((action, entity), ())
+                if (metric is None or lk.metric in (None, metric)) and (not direction or lk.direction == direction)]
 
     def done_full(self, entity: str) -> bool:
         """Every signal of the entity was looked up and read."""
-        got = [lk for lk in self.lookups if lk.action == "telemetry" and lk.full and entity in lk.entities]
+        got = [lk for lk in self._by.get(("telemetry", entity), ()) if lk.full]
         return bool(got) and not got[-1].more
 
     def done(self, action: str, entity: str, **kw: str | None) -> bool:

@@ -31,7 +31,7 @@ from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, open_index, tombstone, tombstoned,
+    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, reading, release_readers, tombstone, tombstoned,
 )
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
@@ -181,11 +181,8 @@ class Investigator:
         policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
 
         def chunk_text(chunk_id: str) -> str | None:
-            con = open_index(path)
-            try:
+            with reading(path) as con:
                 row = con.execute("SELECT text FROM chunks WHERE chunk_id = ?", [chunk_id]).fetchone()
-            finally:
-                con.close()
             return row[0] if row else None
 
         ttl = timedelta(seconds=self.settings.lease_seconds)
@@ -275,6 +272,7 @@ class Investigator:
         try:
             return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
         finally:
+            release_readers()
             self.store.release(run.run_id, self.worker_id)
 
     def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool,

@@ -46,3 +46,20 @@ def test_the_same_document_is_returned_once_the_principal_may_read_it(index_root
     wide_ids = {h.source_id for h in obs.relations(subject, case.subject.environment, wide).hits}
     narrow_ids = {h.source_id for h in obs.relations(subject, case.subject.environment, narrow).hits}
     assert narrow_ids < wide_ids, "a readable document's stated relations are found"
+
+
+def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp_path, case_copy, embedder):
+    """Lookups share one read-only connection per index; a delete or a rebuild is never hidden by it."""
+    inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
+    inv.index(case_copy)
+    case = load_case(case_copy)
+    obs = Observations(inv.index_path(case))
+    access = AccessPolicy(case_copy, case.principal).current()
+    env, subject = case.subject.environment, case.subject.service
+    before = {h.source_id for h in obs.telemetry(subject, env, access).hits}
+    gone = sorted(before)[0]
+    inv.delete_source(case_copy, gone)
+    after = {h.source_id for h in obs.telemetry(subject, env, access).hits}
+    assert after == before - {gone}
+    inv.index(case_copy, force=True)  # a rebuild swaps a new file in under the same path
+    assert {h.source_id for h in obs.telemetry(subject, env, access).hits} == after

@@ -86,3 +86,27 @@ def test_a_failing_source_ends_the_run_source_failure_when_nothing_else_can_help
     assert "order-service-prod-p95-latency" in r.reads["failed"]
     symptom = next(c for c in r.claims if c.id == "symptom_window")
     assert symptom.verdict == "insufficient" and "failed" in symptom.missing[0]
+
+
+def test_a_source_edited_between_two_reads_is_read_as_it_is_now(case_copy):
+    """Reads are served from a parse cache keyed by the file's content: an edit is never missed."""
+    reader = _reader(case_copy)
+    first = reader.read("order-service-prod-p95-latency").doc
+    assert first is not None and reader.read("order-service-prod-p95-latency").doc is first, "same text, one parse"
+    csv = case_copy / "sources/metrics/order-service-prod-p95-latency.csv"
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join(lines[:-1]) + "\n")
+    second = reader.read("order-service-prod-p95-latency").doc
+    assert second is not None and second.revision != first.revision
+    assert len(second.series[0].points) == len(first.series[0].points) - 1
+
+
+def test_a_changed_metric_sidecar_is_parsed_again(case_copy):
+    reader = _reader(case_copy)
+    first = reader.read("order-service-prod-p95-latency").doc
+    side = case_copy / "sources/metrics/order-service-prod-p95-latency.csv.meta.yaml"
+    meta = yaml.safe_load(side.read_text())
+    meta["unit"] = "s" if meta.get("unit") != "s" else "ms"
+    side.write_text(yaml.safe_dump(meta))
+    second = reader.read("order-service-prod-p95-latency").doc
+    assert first.meta.unit != second.meta.unit == meta["unit"]

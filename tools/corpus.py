@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -167,6 +168,48 @@ def read_text(case_dir: Path, entry: SourceEntry) -> str:
         raise CaseError(shown, "<file>", f"a readable file for source {entry.id!r} (permission denied)") from None
 
 
+class _ParsedCache:
+    """Parsed sources by everything their parse depends on (the file's text, a metric's sidecar,
+    the manifest entry, the profile, the year): a read re-reads the file every time (its current
+    version, at read time) but parses a text it has parsed before only once. Bounded by the
+    total size of the texts it holds."""
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._docs: OrderedDict[tuple, SourceDoc] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: tuple) -> SourceDoc | None:
+        doc = self._docs.get(key)
+        if doc is not None:
+            self._docs.move_to_end(key)
+        return doc
+
+    def put(self, key: tuple, doc: SourceDoc) -> None:
+        if key in self._docs or len(doc.text) > self.max_bytes // 4:
+            return
+        self._docs[key] = doc
+        self._bytes += len(doc.text)
+        while self._bytes > self.max_bytes and self._docs:
+            _k, old = self._docs.popitem(last=False)
+            self._bytes -= len(old.text)
+
+
+_PARSED = _ParsedCache()
+
+
+def _parse_key(shown: Path, entry: SourceEntry, revision: str, ctx: ParseContext) -> tuple:
+    sidecar = ""
+    if entry.kind == "metric":
+        meta = shown.with_name(shown.name + ".meta.yaml")
+        try:
+            sidecar = content_hash(meta.read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            sidecar = "-"
+    return (str(shown), entry.model_dump_json(), revision, sidecar,
+            content_hash(ctx.profile.model_dump_json()), ctx.year)
+
+
 def load_source(case_dir: Path, entry: SourceEntry, ctx: ParseContext | None = None) -> SourceDoc:
     """Read and parse one source file; problems are CaseErrors naming the file."""
     if ctx is None:
@@ -176,6 +219,15 @@ def load_source(case_dir: Path, entry: SourceEntry, ctx: ParseContext | None = N
     text = read_text(case_dir, entry)
     shown = Path(case_dir) / entry.path
     revision = content_hash(text)
+    key = _parse_key(shown, entry, revision, ctx)
+    if (cached := _PARSED.get(key)) is not None:
+        return cached
+    doc = _parse(shown, entry, text, revision, ctx)
+    _PARSED.put(key, doc)
+    return doc
+
+
+def _parse(shown: Path, entry: SourceEntry, text: str, revision: str, ctx: ParseContext) -> SourceDoc:
     fields: dict[str, Any] = {"entry": entry, "text": text, "revision": revision, "version": f"rev-{revision[:8]}"}
     try:
         parse = _PARSERS[entry.kind]

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -105,6 +107,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(path.parent)
+    release_readers(path)
     tmp = path.with_name(f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
     docs = list(docs)
     try:
@@ -282,6 +285,7 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
 
 def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
     """Mark a source deleted: it is dropped now and never indexed or recalled again."""
+    release_readers(path)
     con = open_index(path, read_only=False)
     try:
         con.execute("INSERT OR REPLACE INTO tombstones VALUES (?, now(), ?)", [source_id, reason])
@@ -289,6 +293,58 @@ def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
             con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
     finally:
         con.close()
+
+
+class _SharedReaders:
+    """One read-only connection per index file and process, reopened when the file changes.
+
+    Connecting costs ~30 ms (the catalog is read each time) and a run makes a few hundred
+    lookups. A rebuild swaps in a new file (another inode) and a tombstone rewrites rows, so
+    the file's identity and modification time are part of the key; writers in this process
+    release the connection first, and a run releases it when it ends, so a writer in another
+    process waits only while a run is being driven."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cons: dict[str, tuple[tuple[int, int, int], duckdb.DuckDBPyConnection]] = {}
+
+    @contextmanager
+    def cursor(self, path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+        name = str(Path(path).resolve())
+        with self._lock:
+            try:
+                st = os.stat(name)
+            except FileNotFoundError:
+                self._close(name)
+                raise IndexMissing(f"no index at {path}: run `investigator index CASE` first") from None
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            held = self._cons.get(name)
+            if held is None or held[0] != key:
+                self._close(name)
+                held = (key, duckdb.connect(name, read_only=True))
+                self._cons[name] = held
+            cur = held[1].cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+
+    def _close(self, name: str) -> None:
+        held = self._cons.pop(name, None)
+        if held is not None:
+            held[1].close()
+
+    def release(self, path: Path | None = None) -> None:
+        with self._lock:
+            for name in ([str(Path(path).resolve())] if path is not None else list(self._cons)):
+                self._close(name)
+
+
+_READERS = _SharedReaders()
+reading = _READERS.cursor
+"""`with reading(path) as con:` a cursor on the process's shared read-only connection to an index."""
+release_readers = _READERS.release
+"""Close the shared connection to one index (before writing it) or to all (when a run ends)."""
 
 
 def open_index(path: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:

@@ -16,7 +16,7 @@ from state._base import Frozen, stable_id
 from state.evidence import Hit
 from state.sources import PROSE_KINDS
 from tools.access import AccessSnapshot
-from tools.index import open_index
+from tools.index import reading
 
 _RELATION_ORDER = {"catalog": 0, "config": 1, "trace": 2, "kubernetes": 3, "change": 4, "log": 5, "runbook": 6,
                    "doc": 7, "note": 8, "postmortem": 9}
@@ -42,11 +42,8 @@ class Observations:
         self._cache: dict[str, list[tuple]] = {}
 
     def _rows(self, sql: str, params: list) -> list[tuple]:
-        con = open_index(self.index_path)
-        try:
+        with reading(self.index_path) as con:
             return con.execute(sql, params).fetchall()
-        finally:
-            con.close()
 
     def _split(self, rows: list[tuple], access: AccessSnapshot, channel: str) -> Lookup:
         """rows: (source_id, start, end, focus, revision, score); readable ones become hits, in order."""
