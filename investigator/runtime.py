@@ -31,7 +31,8 @@ from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, reading, release_readers, tombstone, tombstoned,
+    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, reading, release_readers, remove_leftovers, tombstone,
+    tombstoned,
 )
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
@@ -124,6 +125,7 @@ class Investigator:
     def _ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
                       force: bool = False) -> IndexInfo | None:
         path = self.index_path(case)
+        remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
         if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
             return None
         return build_index(case_dir, path, self.embedder, self.progress, docs=docs,
