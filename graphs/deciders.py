@@ -105,7 +105,9 @@ def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge) -> ClaimD
     return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id)
 
 
-def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str]) -> ClaimDecision:
+def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], settled: bool | None = None) -> ClaimDecision:
+    """`path`: the anomalous path; `settled`: whether it is known (a root was found, or the subject
+    itself was read and shows no anomaly, so the path is the subject alone). Default: a path is known."""
     w = k.case.window
     entities = [k.case.subject.service] + ([e for e in path if e != k.case.subject.service] if claim.on_path else [])
     types = {k.profile.change_type(t) for t in claim.change_types}
@@ -118,8 +120,9 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str]) -> 
                              supporting=tuple(dict.fromkeys(found)))
     denied = sorted({d for e in entities for d in k.searches.denied("changes", e)})
     failed = sorted({f for e in entities for f in k.searches.failed("changes", e)})
+    known = bool(path) if settled is None else settled
     if all(k.searches.done("changes", e) for e in entities) and not denied and not failed and (
-            not claim.on_path or path):
+            not claim.on_path or known):
         return ClaimDecision(claim_id=claim.id, state="refuted", verdict="refuted",
                              rule=rule + "; every readable change source searched, none in the window")
     missing = f"change records of {', '.join(entities)} between {w.change_from.isoformat()} and {w.end.isoformat()}"
@@ -289,7 +292,9 @@ def decide(claim: Claim, k: Knowledge, t: Trace) -> ClaimDecision:
     if isinstance(claim, SymptomClaim):
         return decide_symptom(claim, k)
     if isinstance(claim, ChangeInWindowClaim):
-        return decide_change(claim, k, t.path() if t.root else [])
+        start = t.nodes.get(k.case.subject.service)
+        quiet = start is not None and start.state.status == "normal"  # no anomaly: the path is the subject alone
+        return decide_change(claim, k, t.path() if t.root else [], settled=bool(t.root) or quiet)
     if isinstance(claim, CounterEvidenceClaim):
         return decide_counter_evidence(claim, k)
     return decide_causal(claim, k, t)

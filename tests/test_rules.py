@@ -249,3 +249,33 @@ def test_path_search_visits_each_entity_once_on_a_dense_graph():
     assert t.root is not None and len(t.nodes) <= 200
     assert calls["n"] <= 200 * 11, "each relation is looked at a bounded number of times"
     _ = cause_at(k, t)
+
+
+# --- change in window, scoped to the anomalous path ----------------------------------------------
+
+def _path_change_claim():
+    from state.case import ChangeInWindowClaim
+
+    return ChangeInWindowClaim(id="chg", kind="change_in_window", statement="s", scope="path")
+
+
+def _decide_change(w: World):
+    from graphs.deciders import decide
+
+    k = w.knowledge()
+    return decide(_path_change_claim(), k, trace(k, "web", 6))
+
+
+def test_a_path_scoped_change_claim_is_refuted_when_the_subject_is_quiet_and_has_no_change():
+    """No anomaly at the subject: the path is the subject alone, and its changes were all searched."""
+    w = World()
+    w.read(flat("web"))
+    w.everything_looked("web")
+    d = _decide_change(w)
+    assert d.verdict == "refuted"
+
+
+def test_a_path_scoped_change_claim_finds_the_change_of_the_root():
+    w = cascade(2)
+    d = _decide_change(w)
+    assert d.verdict == "confirmed"
