@@ -214,6 +214,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         if k.kind(root) in ("service", "workload", "database", "cache", "queue") and not k.searches.looked("placement", root):
             missing.append(f"placement of {root} (a node it shares)")
     missing += cres.missing
+    missing += _unobservable_below(k, t, cause)
     if cause is not None and cause.change is not None and cause.element and not cause.refined:
         dep = next((x for x in cause.change.change.dependency_changes if x.name == cause.element), None)
         if dep is not None and not k.searches.done("documents", dep.name):
@@ -285,6 +286,26 @@ def _other_changes(k: Knowledge, t: Trace, cause: Cause | None) -> list[Alternat
             why = (f"{ent} shows no anomaly in the window" if st.status == "normal" else
                    f"{ent} is not on the anomalous path from {k.case.subject.service}")
             out.append(Alternative(what=ch.id, status=status, why=why, evidence_ids=(eid, *st.evidence)))
+    return out
+
+
+OBSERVABLE_KINDS = ("service", "workload", "database", "cache", "queue")
+"""Kinds that have telemetry of their own when they are monitored (a domain, an external API, a
+node or a library is seen through its callers, its events or its consumers instead)."""
+
+
+def _unobservable_below(k: Knowledge, t: Trace, cause: Cause | None) -> list[str]:
+    """A change found by its timing alone explains the root only if nothing below the root could
+    have: a dependency of a kind that is normally monitored but has no telemetry at all in the
+    case cannot be ruled out, so the cause stays inferred and the report names that dependency.
+    A change the anomaly names (implicated, or ended by its rollback) is tied to it directly."""
+    if t.root is None or cause is None or cause.change is None or cause.change.implicated:
+        return []
+    out = []
+    for d in sorted(k.dependencies(t.root)):
+        if d not in t.nodes and k.kind(d) in OBSERVABLE_KINDS and entity_state(k, d).status == "no_telemetry":
+            out.append(f"telemetry of {d}, a dependency of {t.root}: it has none, so its part in "
+                       f"{t.root}'s anomaly cannot be ruled out")
     return out
 
 

@@ -59,3 +59,42 @@ def test_a_pod_resolves_to_its_workload():
 def test_a_name_inside_another_word_is_not_a_mention():
     reg = registry()
     assert reg.mentions("precheckout and checkout-v2 and mycheckout") == []
+
+
+def _config_doc(tmp_path, body: str, name: str = "web.env", fmt: str = "env"):
+    from state.sources import SourceEntry
+    from tools.corpus import ParseContext, load_source
+    from tools.profile import default_profile
+
+    (tmp_path / name).write_text(body)
+    entry = SourceEntry(id="web-config", path=name, kind="config", format=fmt, environment="prod", service="web",
+                        groups=("ops",))
+    return load_source(tmp_path, entry, ParseContext(default_profile()))
+
+
+def test_the_host_of_a_url_in_a_config_value_is_a_domain_entity_no_other_source_needs_to_declare(tmp_path):
+    """deciding.md §1: hosts in URLs are domains; the config then states the hop to it."""
+    from tools import derive
+    from tools.profile import default_profile
+
+    doc = _config_doc(tmp_path, "PARTNER_URL=https://API.Vendor.example/v2\nCACHE=redis://cache:6379\n"
+                                "LOCAL=http://127.0.0.1:8080/x\nWEIGHTS=1,2,3\n")
+    reg = EntityExtractor.from_sources([doc], default_profile())
+    assert reg.kind_of("api.vendor.example") == "domain"
+    assert reg.resolve("127.0.0.1") is None, "an address is no entity"
+    hops = [(r.source, r.target) for r in derive.config_relations(doc, reg)]
+    assert ("web", "api.vendor.example") in hops
+
+
+def test_a_url_host_that_a_known_entity_covers_is_that_entity_not_a_new_domain(tmp_path):
+    from state.sources import SourceEntry
+    from tools.corpus import ParseContext, load_source
+    from tools.profile import default_profile
+
+    doc = _config_doc(tmp_path, "INVENTORY_URL=http://inventory.svc.cluster.local:8080/v1\n")
+    (tmp_path / "catalog.yaml").write_text("services:\n  - name: inventory\n    kind: service\n")
+    catalog = load_source(tmp_path, SourceEntry(id="catalog", path="catalog.yaml", kind="catalog", environment="prod",
+                                                groups=("ops",)), ParseContext(default_profile()))
+    reg = EntityExtractor.from_sources([doc, catalog], default_profile())
+    assert reg.resolve("inventory.svc.cluster.local") == "inventory"
+    assert "inventory.svc.cluster.local" not in reg.kinds

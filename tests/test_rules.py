@@ -279,3 +279,24 @@ def test_a_path_scoped_change_claim_finds_the_change_of_the_root():
     w = cascade(2)
     d = _decide_change(w)
     assert d.verdict == "confirmed"
+
+
+def test_a_timing_only_change_is_not_confirmed_when_a_dependency_of_the_root_has_no_telemetry():
+    """s2 is a service the root depends on but nothing in the case observes it: it cannot be ruled out."""
+    w = cascade(2)
+    w.read(dep("s2", "blind-svc"), source_kind="catalog")
+    w.kinds["blind-svc"] = "service"
+    w.everything_looked("blind-svc")
+    d, _k = decide(w)
+    assert d.verdict == "inferred" and d.root_cause is not None and d.root_cause.entity == "s2"
+    assert any("blind-svc" in m for m in d.missing)
+
+
+def test_a_change_the_anomaly_names_is_confirmed_even_with_an_unobserved_dependency():
+    w = cascade(2)
+    w.read(dep("s2", "blind-svc"), source_kind="catalog")
+    w.kinds["blind-svc"] = "service"
+    w.everything_looked("blind-svc")
+    w.read(names("s2", "pool_size", -4))  # s2's error lines name the key CFG-1 changed
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.change == "CFG-1" and d.verdict == "confirmed", d.missing

@@ -53,6 +53,10 @@ class Mention(Frozen):
     written: str
 
 
+_IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-fA-F:]+\]?")
+"""An address, not a name: never an entity by itself."""
+
+
 class EntityExtractor:
     """Known names with their kinds; finds mentions and resolves written names to entities."""
 
@@ -153,8 +157,15 @@ class EntityExtractor:
                 kinds[name] = declared[name]
         suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
         reg = cls(kinds, aliases, keys, flags, pods, suffixes)
+        # the host of a URL in a config value is a domain (deciding.md §1) when no known name,
+        # alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example
+        for doc in docs:
+            for st in doc.settings:
+                for part in re.split(r"[,\s;]+", st.value):
+                    if "://" in part and (host := cls.host_of(part)) and "." in host and not _IP.fullmatch(host):
+                        targets.append(host.lower())
         # a change target is a new entity (a domain) only when no known name or alias covers it
-        extra = {t: ("domain" if "." in t else "service") for t in targets if reg.resolve(t) is None}
+        extra = {t: ("domain" if "." in t else "service") for t in dict.fromkeys(targets) if reg.resolve(t) is None}
         if extra:
             reg = cls({**kinds, **extra}, aliases, keys, flags, pods, suffixes)
         return reg
