@@ -105,9 +105,9 @@ def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge) -> ClaimD
     return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id)
 
 
-def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], settled: bool | None = None) -> ClaimDecision:
+def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], settled: bool) -> ClaimDecision:
     """`path`: the anomalous path; `settled`: whether it is known (a root was found, or the subject
-    itself was read and shows no anomaly, so the path is the subject alone). Default: a path is known."""
+    itself was read and shows no anomaly, so the path is the subject alone)."""
     w = k.case.window
     entities = [k.case.subject.service] + ([e for e in path if e != k.case.subject.service] if claim.on_path else [])
     types = {k.profile.change_type(t) for t in claim.change_types}
@@ -120,9 +120,8 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], set
                              supporting=tuple(dict.fromkeys(found)))
     denied = sorted({d for e in entities for d in k.searches.denied("changes", e)})
     failed = sorted({f for e in entities for f in k.searches.failed("changes", e)})
-    known = bool(path) if settled is None else settled
     if all(k.searches.done("changes", e) for e in entities) and not denied and not failed and (
-            not claim.on_path or known):
+            not claim.on_path or settled):
         return ClaimDecision(claim_id=claim.id, state="refuted", verdict="refuted",
                              rule=rule + "; every readable change source searched, none in the window")
     missing = f"change records of {', '.join(entities)} between {w.change_from.isoformat()} and {w.end.isoformat()}"
@@ -211,7 +210,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     if t.root is not None:
         if not k.searches.done("changes", root):
             missing.append(f"changes of {root} before its onset")
-        if k.kind(root) in ("service", "workload", "database", "cache", "queue") and not k.searches.looked("placement", root):
+        if k.kind(root) in OBSERVABLE_KINDS and not k.searches.looked("placement", root):
             missing.append(f"placement of {root} (a node it shares)")
     missing += cres.missing
     missing += _unobservable_below(k, t, cause)

@@ -31,8 +31,8 @@ from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, reading, release_readers, remove_leftovers, tombstone,
-    tombstoned,
+    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, pid_alive, reading, release_readers, remove_leftovers,
+    tombstone, tombstoned,
 )
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
@@ -51,13 +51,7 @@ def _dead_local_worker(owner: str) -> bool:
     pid = rest.split(":", 1)[0]
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return not pid_alive(int(pid))
 
 
 def parse_context(case: Case, case_dir: Path) -> ParseContext:

@@ -57,6 +57,11 @@ _IP = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9a-fA-F:]+\]?")
 """An address, not a name: never an entity by itself."""
 
 
+def _value_parts(value: str) -> list[str]:
+    """The items of a config value that may list several (comma, space or semicolon separated)."""
+    return [p for p in re.split(r"[,\s;]+", value) if p]
+
+
 class EntityExtractor:
     """Known names with their kinds; finds mentions and resolves written names to entities."""
 
@@ -161,7 +166,7 @@ class EntityExtractor:
         # alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example
         for doc in docs:
             for st in doc.settings:
-                for part in re.split(r"[,\s;]+", st.value):
+                for part in _value_parts(st.value):
                     if "://" in part and (host := cls.host_of(part)) and "." in host and not _IP.fullmatch(host):
                         targets.append(host.lower())
         # a change target is a new entity (a domain) only when no known name or alias covers it
@@ -233,9 +238,7 @@ class EntityExtractor:
     def entities_in_value(self, value: str) -> list[str]:
         """Entities a config value names (a URL, DSN, host:port, host, or a list of them)."""
         out: list[str] = []
-        for part in re.split(r"[,\s;]+", value):
-            if not part:
-                continue
+        for part in _value_parts(value):
             host = self.host_of(part)
             got = self.resolve(host) if host else None
             if got is None and "/" in part and "://" in part:

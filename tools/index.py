@@ -163,12 +163,7 @@ def remove_leftovers(folder: Path) -> None:
         pid = p.name[len(BUILD_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and pid_alive(int(pid)):
             continue
-        if p.is_dir():
-            import shutil
-
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
+        p.unlink(missing_ok=True)
 
 
 def pid_alive(pid: int) -> bool:
