@@ -20,6 +20,9 @@ class LoopState(TypedDict, total=False):
     new_evidence: list[str]
     """Evidence ids read in this round."""
     stop: StopReason | None
+    planner: dict
+    """A model-backed planner's running account (calls, tokens, fallbacks by reason, last choice);
+    absent for the deterministic planner. The per-step record is the plan step in the store."""
 
 
 CHECKPOINT_TYPES: tuple[type, ...] = (Gap, Hit, StopReason, TelemetryAction, RelationsAction, ChangesAction,

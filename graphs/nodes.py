@@ -25,7 +25,7 @@ from state.evidence import (
     ChangesAction, DocumentsAction, Gap, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
 )
 from state.steps import (
-    DecideStep, HitRef, Logged, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,
+    DecideStep, HitRef, Logged, PlanChoice, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,
 )
 from tools.observations import Lookup
 from tools.retrieval import SearchQuery
@@ -51,15 +51,36 @@ def next_gap(deps: Deps, decisions: dict[str, ClaimDecision] | None = None) -> G
     return deps.planner.next_gap(deps.case, decisions, k, t, k.searches.done_fingerprints(deps.policy.current().watermark))
 
 
+def planner_tally(before: dict[str, Any] | None, choice: PlanChoice | None) -> dict[str, Any] | None:
+    """The checkpointed running account of a model-backed planner: calls, tokens, fallbacks, last choice."""
+    if choice is None:
+        return before
+    t = dict(before or {"planner": choice.planner, "model": choice.model, "asked": 0, "tokens": 0, "fallbacks": {}})
+    t["asked"] += int(choice.fallback in (None, "unusable answer", "endpoint"))  # calls made
+    t["tokens"] += choice.tokens
+    if choice.fallback is not None:
+        t["fallbacks"] = {**t["fallbacks"], choice.fallback: t["fallbacks"].get(choice.fallback, 0) + 1}
+    t["last"] = {"choice": choice.choice, "offered": choice.offered, "fallback": choice.fallback, "error": choice.error}
+    return t
+
+
 def plan(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_ = state.get("round", 0) + 1
     gap = next_gap(deps)
+    choice: PlanChoice | None = getattr(deps.planner, "last_choice", None) if gap is not None else None
     if gap is None:
         _done(deps, PlanStep(round=round_, note="no gap left that an action could change"))
         return {"round": round_, "gap": None, "hits": [], "new_evidence": []}
-    deps.progress(f"round {round_}: {gap.action} for {gap.claim_id}: {gap.reason}")
-    _done(deps, PlanStep(round=round_, gap=gap))
-    return {"round": round_, "gap": gap, "hits": [], "new_evidence": []}
+    how = ""
+    if choice is not None:
+        how = (f" [model chose {choice.choice} of {choice.offered}]" if choice.fallback is None
+               else f" [deterministic: {choice.fallback}{' — ' + choice.error if choice.error else ''}]")
+    deps.progress(f"round {round_}: {gap.action} for {gap.claim_id}: {gap.reason}{how}")
+    _done(deps, PlanStep(round=round_, gap=gap, choice=choice))
+    out: dict[str, Any] = {"round": round_, "gap": gap, "hits": [], "new_evidence": []}
+    if choice is not None:
+        out["planner"] = planner_tally(state.get("planner"), choice)
+    return out
 
 
 def _lookup(gap: Gap, deps: Deps, exclude: set[str]) -> Lookup:

@@ -29,8 +29,24 @@ their own structured lookups, where similarity cannot pull in an out-of-window e
 
 
 class Planner(Protocol):
+    """Picks the next gap. Optional attributes, read with `getattr` so any object with
+    `next_gap` fits: `kind` (recorded on the run row; default `deterministic`),
+    `settings()` (what a resume needs to rebuild it, never a secret) and `last_choice`
+    (a `state.steps.PlanChoice` for the step just planned, recorded with it)."""
+
     def next_gap(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace,
                  done: set[str]) -> Gap | None: ...
+
+
+def planner_kind(planner: object) -> str:
+    """`llm` or `deterministic` (any planner that does not say otherwise)."""
+    return str(getattr(planner, "kind", "deterministic"))
+
+
+def planner_settings(planner: object) -> dict:
+    """What a resume needs to rebuild the planner (endpoint, model, budgets; no API key)."""
+    fn = getattr(planner, "settings", None)
+    return dict(fn()) if fn is not None else {}
 
 
 def change_range(case: Case) -> tuple[datetime, datetime]:
@@ -41,6 +57,9 @@ def change_range(case: Case) -> tuple[datetime, datetime]:
 
 class DeterministicPlanner:
     """Claims' needs in a fixed order of how much they can change the answer."""
+
+    kind = "deterministic"
+    last_choice = None
 
     def gaps(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace) -> Iterable[Gap]:
         s, env = case.subject.service, case.subject.environment

@@ -58,17 +58,54 @@ def _print_summary(report) -> None:  # noqa: ANN001
     print(f"  stop: {stop.kind if stop else report.status}" + (f" — {stop.detail}" if stop and stop.detail else ""))
 
 
+def update_line(chunk: dict, round_: int) -> tuple[str, int]:
+    """One line for one node update of `Investigator.stream` (and the round it belongs to)."""
+    (node, upd), = chunk.items()
+    upd = upd or {}
+    if node == "__interrupt__":
+        value = upd[0].value if upd else {}
+        return f"r{round_} paused: awaiting permission for {', '.join(value.get('awaiting_permission', []))}", round_
+    if node == "plan":
+        round_ = upd.get("round", round_)
+        gap = upd.get("gap")
+        what = f"{gap.action} → {gap.claim_id}" if gap is not None else "nothing left to try"
+        last = (upd.get("planner") or {}).get("last")
+        if last:
+            what += f" (model chose {last['choice']} of {last['offered']})" if last["fallback"] is None else \
+                f" (deterministic: {last['fallback']})"
+    elif node == "retrieve":
+        what = f"{len(upd.get('hits', []))} candidate(s)"
+    elif node == "read":
+        new = upd.get("new_evidence", [])
+        what = f"{len(new)} new evidence" + (f": {', '.join(new)}" if new else "")
+    elif node == "decide":
+        stop = upd.get("stop")
+        what = f"stop: {stop.kind}" if stop is not None else "continue"
+    else:
+        what = "claims re-decided" if node == "update" else ", ".join(upd)
+    return f"r{round_:<2} {node:<8} {what}", round_
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from investigator.runtime import RunResult
+
     inv = _inv(args)
     if args.planner == "llm":
-        from graphs.llm_planner import LLMPlanner, openai_compatible
+        from graphs.llm_planner import llm_planner
+        from state.errors import ConfigError
 
         if not (args.llm_url and args.llm_model):
-            print("error: --planner llm needs --llm-url and --llm-model", file=sys.stderr)
-            return 2
-        inv.planner = LLMPlanner(model=openai_compatible(args.llm_url, args.llm_model, os.environ.get("OPENAI_API_KEY")),
-                                 token_budget=args.llm_tokens)
-    result = inv.start(Path(args.case), retrieval=args.retrieval, run_id=args.run_id)
+            raise ConfigError("--planner llm needs --llm-url and --llm-model")
+        inv.planner = llm_planner(args.llm_url, args.llm_model, os.environ.get("OPENAI_API_KEY"),
+                                  token_budget=args.llm_tokens, timeout=args.llm_timeout)
+    result, round_ = None, 0
+    for item in inv.stream(Path(args.case), retrieval=args.retrieval, run_id=args.run_id):
+        if isinstance(item, RunResult):
+            result = item
+        else:
+            line, round_ = update_line(item, round_)
+            print(f"[investigator] {line}", file=sys.stderr, flush=True)
+    assert result is not None
     paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
     print(f"run {result.run_id} finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
     _print_summary(result.report)
@@ -237,6 +274,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--llm-url", help="OpenAI-compatible endpoint for --planner llm")
     s.add_argument("--llm-model", help="model name for --planner llm")
     s.add_argument("--llm-tokens", type=int, help="token budget of the LLM planner (then it plans deterministically)")
+    s.add_argument("--llm-timeout", type=float, help="seconds one LLM call may take before that step plans "
+                   "deterministically (default 30)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions")

@@ -85,6 +85,9 @@ class Report(Frozen):
     evidence: tuple[EvidenceView, ...]
     revoked: tuple[dict[str, str], ...]
     timeline: tuple[dict[str, Any], ...]
+    planner: dict[str, Any] = {}
+    """Who chose the actions: `kind`, and for a model-backed planner its endpoint, model, calls,
+    tokens, fallbacks by reason, the failures named, and one entry per planned round."""
 
     def to_json(self) -> str:
         data = self.model_dump(mode="json")
@@ -124,6 +127,10 @@ def _timeline(steps: list[Logged]) -> list[dict[str, Any]]:
         if isinstance(st, PlanStep):
             g = st.gap
             item["summary"] = f"{g.action} → {g.claim_id}: {g.reason}" if g else st.note
+            if st.choice is not None:
+                c = st.choice
+                item["summary"] += (f" [model chose {c.choice} of {c.offered}]" if c.fallback is None
+                                    else f" [deterministic first choice: {c.fallback}]")
         elif isinstance(st, RetrieveStep):
             item["summary"] = (f"{st.tool} '{st.gap.query[:80]}' → {len(st.hits)} hits"
                                + (f", denied {list(st.denied)}" if st.denied else ""))
@@ -142,6 +149,57 @@ def _timeline(steps: list[Logged]) -> list[dict[str, Any]]:
             item["summary"] = f"stop: {st.stop.kind}" if st.stop else ("continue" + (f" ({st.resumed_after})" if st.resumed_after else ""))
         out.append(item)
     return out
+
+
+def planner_summary(run: RunRow, steps: list[Logged]) -> dict[str, Any]:
+    """The planner of a run as recorded: its kind and settings (never a key), and for a model
+    what every round's call did (choice, fallback and why, tokens)."""
+    kind = run.planner or "deterministic"
+    out: dict[str, Any] = {"kind": kind}
+    if kind == "deterministic":
+        return out
+    settings = json.loads(run.planner_json or "{}")
+    choices = [(s.step.round, s.step.choice) for s in steps if isinstance(s.step, PlanStep) and s.step.choice]
+    fallbacks: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for _r, c in choices:
+        if c.fallback is not None:
+            fallbacks[c.fallback] = fallbacks.get(c.fallback, 0) + 1
+        if c.error and c.fallback in ("endpoint", "endpoint unavailable"):
+            errors[c.error] = errors.get(c.error, 0) + 1
+    out.update({
+        "endpoint": settings.get("endpoint"), "model": settings.get("model") or (choices[0][1].model if choices else ""),
+        "token_budget": settings.get("token_budget"), "timeout": settings.get("timeout"),
+        "rounds": len(choices), "model_chose": sum(1 for _r, c in choices if c.fallback is None),
+        "calls": sum(1 for _r, c in choices if c.fallback in (None, "unusable answer", "endpoint")),
+        "tokens": sum(c.tokens for _r, c in choices),
+        "tokens_estimated": any(c.tokens_estimated for _r, c in choices),
+        "fallbacks": fallbacks, "endpoint_failures": fallbacks.get("endpoint", 0), "errors": errors,
+        "choices": [{"round": r, **c.model_dump(exclude={"planner", "model"})} for r, c in choices],
+    })
+    return out
+
+
+def _planner_lines(p: dict[str, Any]) -> list[str]:
+    if p.get("kind", "deterministic") == "deterministic":
+        return []
+    lines = ["", "## Planner", "",
+             f"- **Model**: {p.get('model') or '?'}" + (f" at {p['endpoint']}" if p.get("endpoint") else " (given in code)"),
+             f"- **Rounds planned**: {p['rounds']}; the model chose {p['model_chose']}, "
+             f"{p['rounds'] - p['model_chose']} took the deterministic first choice",
+             f"- **Calls**: {p['calls']}; tokens {p['tokens']}" + (" (partly estimated: chars / 4)" if p["tokens_estimated"] else "")
+             + (f" of a budget of {p['token_budget']}" if p.get("token_budget") is not None else "")]
+    if p["fallbacks"]:
+        lines.append("- **Fallbacks**: " + ", ".join(f"{k} × {v}" for k, v in sorted(p["fallbacks"].items())))
+    if p["errors"]:
+        lines.append(f"- **Endpoint failures** ({p['endpoint_failures']} calls failed):")
+        lines += [f"  - {e} (× {n})" for e, n in p["errors"].items()]
+    lines += ["", "| round | offered | choice | fallback | why | tokens |", "| --- | --- | --- | --- | --- | --- |"]
+    cell = lambda text: text.replace("|", "\\|")  # noqa: E731 - model words and error text in a table cell
+    lines += [f"| {c['round']} | {c['offered']} | {c['choice']} | {c['fallback'] or '-'}"
+              f"{' (' + cell(c['error']) + ')' if c['error'] else ''} | {cell(c['why']) or '-'} | {c['tokens']} |"
+              for c in p["choices"]]
+    return lines
 
 
 def build_report(case: Case, run: RunRow, store: Store) -> Report:
@@ -184,6 +242,7 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         revoked=tuple({"id": e.id, "source_id": e.source_id, "status": e.status, "reason": e.status_note}
                       for e in inactive),
         timeline=tuple(_timeline(steps)),
+        planner=planner_summary(run, steps),
     )
 
 
@@ -263,6 +322,7 @@ def render_markdown(r: Report) -> str:
     if r.revoked:
         lines += ["", "## Revoked or stale evidence", ""]
         lines += [f"- `{x['id']}` from {x['source_id']}: {x['status']} ({x['reason']})" for x in r.revoked]
+    lines += _planner_lines(r.planner)
     lines += ["", "## Timeline", "", "| round | node | what |", "| --- | --- | --- |"]
     lines += [f"| {t['round']} | {t['node']} | {t['summary']} |" for t in r.timeline]
     return "\n".join(lines) + "\n"

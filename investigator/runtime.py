@@ -9,12 +9,13 @@ import sys
 import time
 import uuid
 from datetime import timedelta
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from graphs.build import build_graph
 from graphs.deps import CrashPoint, Deps
-from graphs.planner import DeterministicPlanner, Planner
+from graphs.planner import DeterministicPlanner, Planner, planner_kind, planner_settings
 from graphs.resume import recheck
 from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
@@ -24,6 +25,7 @@ from state._base import Frozen, content_hash
 from state.case import Case, load_case
 from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
+from state.steps import PlanStep
 from state.store import RunRow, Store
 from tools.access import AccessPolicy
 from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
@@ -205,9 +207,26 @@ class Investigator:
             case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
             observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault, ctx=ctx), policy=policy,
             profile=ctx.profile, registry=registry, chunk_text=chunk_text,
-            planner=self.planner, progress=self.progress, crash=self.crash,
+            planner=self._planner_for(run), progress=self.progress, crash=self.crash,
             deleted=lambda: frozenset(tombstoned(path)),
         )
+
+    def _planner_for(self, run: RunRow) -> Planner:
+        """The planner the run was started with. An LLM run keeps its model on resume: the one this
+        Investigator was given, else rebuilt from the run row (endpoint, model, budget; the API key
+        from OPENAI_API_KEY), with the tokens its earlier steps spent counted against the budget."""
+        if (run.planner or "deterministic") != "llm":
+            return self.planner if planner_kind(self.planner) != "llm" else DeterministicPlanner()
+        if planner_kind(self.planner) == "llm":
+            planner = self.planner
+        else:
+            from graphs.llm_planner import rebuild
+
+            planner = rebuild(json.loads(run.planner_json or "{}"), os.environ.get("OPENAI_API_KEY"), run.run_id)
+        restore = getattr(planner, "restore", None)
+        if restore is not None:
+            restore([s.step for s in self.store.steps(run.run_id) if isinstance(s.step, PlanStep)])
+        return planner
 
     def _new_run_id(self, base: str) -> str:
         if not self.store.has_run(base):
@@ -219,6 +238,12 @@ class Investigator:
 
     def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:
         """Validate, index if needed, and run a new investigation to a stop reason."""
+        case, case_dir, run, tool, docs = self._open_run(case_dir, retrieval, run_id)
+        return self._drive(case, case_dir, run, tool, docs, fresh=True)
+
+    def _open_run(self, case_dir: Path, retrieval: str, run_id: str | None,
+                  ) -> tuple[Case, Path, RunRow, RetrievalTool, list[SourceDoc]]:
+        """Validate the case, make its indexes fresh and create the run row with its initial evidence."""
         case_dir = Path(case_dir)
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
@@ -231,15 +256,17 @@ class Investigator:
         run = self.store.create_run(RunRow(
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
-            watermark=access.watermark))
+            watermark=access.watermark, planner=planner_kind(self.planner),
+            planner_json=json.dumps(planner_settings(self.planner)) if planner_kind(self.planner) != "deterministic" else None))
         for ie in case.initial_evidence:
             self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
                 id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
                 revision=content_hash(ie.text), span=None, trust=ie.trust, text=ie.text,
                 scope=Scope(environment=case.subject.environment, service=case.subject.service),
                 claim_ids=(ie.claim,), watermark=access.watermark))
-        self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
-        return self._drive(case, case_dir, run, tool, docs, fresh=True)
+        self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}"
+                      + (f", {planner_kind(self.planner)} planner" if planner_kind(self.planner) != "deterministic" else ""))
+        return case, case_dir, run, tool, docs
 
     def resume(self, run_id: str) -> RunResult:
         """Continue a run from its last checkpoint after re-reading the current permissions."""
@@ -298,6 +325,46 @@ class Investigator:
             self.store.update_run(run.run_id, status="running")
             app.invoke(start, cfg, durability="sync")
         return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
+
+    def stream(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None,
+               stream_mode: str | list[str] = "updates") -> Iterator[Any]:
+        """Run a new investigation like `start`, yielding as the loop goes.
+
+        Yields LangGraph's own stream chunks (`stream_mode` is any of its modes, or a list of
+        them, then chunks are `(mode, chunk)` pairs): with `"updates"`, one `{node: update}` per
+        node that finished (and `{"__interrupt__": ...}` when the run pauses for permission).
+        The last item is the `RunResult` with the report. Closing the generator early releases
+        the run; it stays resumable from its last checkpoint."""
+        case, case_dir, run, tool, docs = self._open_run(case_dir, retrieval, run_id)
+        t0 = time.perf_counter()
+        self._hold(run)
+        try:
+            deps = self._deps(case, case_dir, run, tool, docs)
+            with open_checkpointer(self.settings) as saver:
+                app = build_graph(deps, saver)
+                self.store.update_run(run.run_id, status="running")
+                yield from app.stream({"round": 0}, self._loop_config(case, run), stream_mode=stream_mode,
+                                      durability="sync")
+        finally:
+            release_readers()
+            self.store.release(run.run_id, self.worker_id)
+        yield RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
+
+    def _hold(self, run: RunRow) -> None:
+        """Take the run's lease (or take it over from a dead local worker); RunStateError otherwise."""
+        ttl = timedelta(seconds=self.settings.lease_seconds)
+        if self.store.acquire(run.run_id, self.worker_id, ttl):
+            return
+        held = self.store.run(run.run_id)
+        if not (held.owner and _dead_local_worker(held.owner)
+                and self.store.take_over(run.run_id, held.owner, self.worker_id, ttl)):
+            raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
+        self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
+
+    @staticmethod
+    def _loop_config(case: Case, run: RunRow) -> dict[str, Any]:
+        """The loop's LangGraph config: the run id is the thread; the recursion limit follows the budget."""
+        return {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
 
     def history(self, run_id: str) -> list[dict]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""

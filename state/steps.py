@@ -31,11 +31,34 @@ class ReadRef(Frozen):
     detail: str = ""
 
 
+class PlanChoice(Frozen):
+    """How a model-backed planner chose this round's gap (the deterministic planner records none)."""
+
+    planner: str = "llm"
+    model: str = ""
+    offered: int = 0
+    """Candidate actions offered (the deterministic planner's, in its order)."""
+    choice: int = 1
+    """The 1-based candidate taken (1 = the deterministic planner's own first choice)."""
+    fallback: str | None = None
+    """Why the deterministic first choice was taken without the model's answer: `single` (one
+    candidate), `budget` (token budget spent), `unusable answer`, `endpoint` (the call failed),
+    `endpoint unavailable` (skipped after repeated failures); None when the model chose."""
+    error: str = ""
+    """The failure of the model call, named (`APIConnectionError: Connection error.`)."""
+    why: str = ""
+    """The model's one-sentence reason (its own words; it never sees source text)."""
+    tokens: int = 0
+    tokens_estimated: bool = False
+    """True when the endpoint reported no usage and `tokens` is characters / 4."""
+
+
 class PlanStep(Frozen):
     node: Literal["plan"] = "plan"
     round: int
     gap: Gap | None = None
     note: str = ""
+    choice: PlanChoice | None = None
 
 
 class RetrieveStep(Frozen):

@@ -48,6 +48,10 @@ class RunRow(SQLModel, table=True):
     owner: str | None = None
     """The worker holding the run; nobody else drives it while the lease lasts."""
     lease_until: datetime | None = None
+    planner: str | None = None
+    """Who picked the actions: `deterministic` (also when None) or `llm`; a resume rebuilds the same."""
+    planner_json: str | None = None
+    """The LLM planner's endpoint, model, token budget and timeout as JSON (never an API key)."""
     created_at: datetime = Field(default_factory=_now)
     updated_at: datetime = Field(default_factory=_now)
 
