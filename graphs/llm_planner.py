@@ -116,7 +116,7 @@ class LLMPlanner:
             return candidates[0]
         if self.failures >= self.max_failures:
             self._chose(offered=n, fallback="endpoint unavailable",
-                        error=f"{self.failures} failed calls in a row; not asked again in this process")
+                        error=f"{self.failures} failed calls in a row; not asked again until a resume")
             return candidates[0]
         messages = self.prompt(case, decisions, candidates)
         try:

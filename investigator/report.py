@@ -165,7 +165,7 @@ def planner_summary(run: RunRow, steps: list[Logged]) -> dict[str, Any]:
     for _r, c in choices:
         if c.fallback is not None:
             fallbacks[c.fallback] = fallbacks.get(c.fallback, 0) + 1
-        if c.error and c.fallback in ("endpoint", "endpoint unavailable"):
+        if c.error and c.fallback == "endpoint":  # the calls that failed, named (not the skipped ones)
             errors[c.error] = errors.get(c.error, 0) + 1
     out.update({
         "endpoint": settings.get("endpoint"), "model": settings.get("model") or (choices[0][1].model if choices else ""),
