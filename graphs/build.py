@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -23,14 +24,26 @@ def after_decide(state: LoopState) -> Literal["plan", "__end__"]:
     return END if state.get("stop") is not None else "plan"
 
 
-def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    g = StateGraph(LoopState)
-    for name in ("plan", "retrieve", "read", "update", "decide"):
-        g.add_node(name, partial(getattr(nodes, name), deps=deps))
+NODES = ("plan", "retrieve", "read", "update", "decide")
+
+
+def loop_graph(node_for: Callable[[str], Callable[..., Any]], state: type = LoopState,
+               input_schema: type | None = None) -> StateGraph:
+    """The loop's wiring with the node callables `node_for(name)` gives (not yet compiled).
+
+    `build_graph` binds the nodes to one `Deps`; a host that supplies its own checkpointer and
+    threads (`investigator.langgraph_app` under `langgraph dev`) binds them per run instead."""
+    g = StateGraph(state, input_schema=input_schema)
+    for name in NODES:
+        g.add_node(name, node_for(name))
     g.add_edge(START, "plan")
     g.add_conditional_edges("plan", after_plan)
     g.add_edge("retrieve", "read")
     g.add_edge("read", "update")
     g.add_edge("update", "decide")
     g.add_conditional_edges("decide", after_decide)
-    return g.compile(checkpointer=checkpointer)
+    return g
+
+
+def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    return loop_graph(lambda name: partial(getattr(nodes, name), deps=deps)).compile(checkpointer=checkpointer)

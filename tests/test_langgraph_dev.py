@@ -1,0 +1,153 @@
+"""LangGraph Studio / `langgraph dev` serve the investigation loop (langgraph.json → make_graph)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "cases" / "ALR-20260429-017"
+LOOP = ["plan", "retrieve", "read", "update", "decide"]
+
+
+def _verdicts(reference_run) -> dict[str, str]:
+    _inv, base, _out = reference_run
+    return {c.id: c.verdict for c in base.report.claims}
+
+
+def _store(ws: Path):
+    from investigator.config import Settings
+    from state.store import Store
+
+    return Store.from_url(Settings(workspace=ws).resolved_store_url)
+
+
+def test_langgraph_json_names_the_factory_and_no_case_in_code():
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    path, _, name = config["graphs"]["investigator"].partition(":")
+    assert (ROOT / path).is_file() and name == "make_graph"
+    assert config["env"]["INVESTIGATOR_STUDIO_CASE"] == "cases/ALR-20260429-017"
+    assert "ALR-" not in (ROOT / path).read_text(), "the default case lives in langgraph.json, not in the code"
+
+
+def test_the_factory_serves_the_loop_with_a_host_checkpointer_and_our_store(tmp_path, index_root, monkeypatch,
+                                                                             reference_run):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from investigator.langgraph_app import make_graph
+
+    for var in ("INVESTIGATOR_CASE", "INVESTIGATOR_STUDIO_CASE", "INVESTIGATOR_STORE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("INVESTIGATOR_HOME", str(tmp_path / "ws"))
+    monkeypatch.setenv("INVESTIGATOR_INDEX_ROOT", str(index_root))
+    graph = make_graph({"configurable": {}})
+    assert [n for n in graph.get_graph().nodes if not n.startswith("__")] == LOOP
+    graph = graph.copy(update={"checkpointer": InMemorySaver()})  # what the platform does
+    thread = str(uuid.uuid4())
+    cfg = {"configurable": {"thread_id": thread}}
+    nodes = [next(iter(u)) for u in graph.stream({"case_dir": str(REFERENCE)}, cfg, stream_mode="updates")]
+    assert nodes == LOOP * (len(nodes) // len(LOOP))
+    final = graph.get_state(cfg).values
+    report = final["report"]
+    assert final["run_id"] == report["run_id"] and report["run_id"].endswith(thread.replace("-", "")[-12:])
+    assert report["stop"] == "evidence_ready" and report["verdicts"] == _verdicts(reference_run)
+    assert json.loads(Path(report["files"][0]).read_text())["run_id"] == report["run_id"]
+    store = _store(tmp_path / "ws")
+    row = store.run(report["run_id"])
+    assert row.status == "stopped" and row.owner is None and row.rounds_used == final["round"]
+    assert len([e for e in store.evidence(report["run_id"]) if e.kind != "initial"]) > 0
+
+
+def test_without_a_case_the_first_node_says_how_to_give_one(tmp_path, monkeypatch):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from investigator.langgraph_app import make_graph
+    from state.errors import ConfigError
+
+    for var in ("INVESTIGATOR_CASE", "INVESTIGATOR_STUDIO_CASE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("INVESTIGATOR_HOME", str(tmp_path / "ws"))
+    graph = make_graph({}).copy(update={"checkpointer": InMemorySaver()})
+    with pytest.raises(ConfigError, match="no case: give case_dir"):
+        graph.invoke({}, {"configurable": {"thread_id": "t1"}})
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.slow
+def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdicts(tmp_path, index_root, reference_run):
+    for module in ("langgraph_cli", "langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk"):
+        pytest.importorskip(module, reason="langgraph-cli[inmem] is not installed (pip install -e '.[studio]')")
+    from langgraph_sdk import get_sync_client
+
+    cli = Path(sys.executable).parent / "langgraph"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("INVESTIGATOR_CASE", "INVESTIGATOR_STORE_URL", "INVESTIGATOR_CRASH_AT")}
+    env.update(INVESTIGATOR_HOME=str(tmp_path / "ws"), INVESTIGATOR_INDEX_ROOT=str(index_root),
+               LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
+    log = (tmp_path / "dev.log").open("w")
+    proc = subprocess.Popen([str(cli), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+                             "--config", str(ROOT / "langgraph.json")],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert proc.poll() is None, (tmp_path / "dev.log").read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"{url}/ok", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "langgraph dev did not come up"
+            time.sleep(1)
+        client = get_sync_client(url=url)
+        assert [a["graph_id"] for a in client.assistants.search()] == ["investigator"]
+
+        # the default case (langgraph.json's INVESTIGATOR_STUDIO_CASE), waited for
+        thread = client.threads.create()["thread_id"]
+        final = client.runs.wait(thread, "investigator", input={})
+        report = final["report"]
+        assert report["verdicts"] == _verdicts(reference_run) and report["stop"] == "evidence_ready"
+        written = json.loads(Path(report["files"][0]).read_text())
+        assert {c["id"]: c["verdict"] for c in written["claims"]} == report["verdicts"]
+        store = _store(tmp_path / "ws")
+        row = store.run(final["run_id"])
+        assert row.status == "stopped" and row.owner is None and row.case_dir == str(REFERENCE)
+        assert len(store.evidence(final["run_id"])) == len(written["evidence"]) > 1
+
+        # a case given as a configurable value, streamed node by node over HTTP
+        thread2 = client.threads.create()["thread_id"]
+        parts = [p for p in client.runs.stream(thread2, "investigator", input={}, stream_mode="updates",
+                                               config={"configurable": {"case_dir": str(REFERENCE), "retrieval": "basic"}})
+                 if p.event == "updates"]
+        nodes = [next(iter(p.data)) for p in parts]
+        assert nodes == LOOP * (len(nodes) // len(LOOP)) and len(nodes) >= 2 * len(LOOP)
+        assert parts[-1].data["decide"]["report"]["verdicts"] == _verdicts(reference_run)
+        assert len(store.runs()) == 2
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
