@@ -37,6 +37,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     print("basic index is up to date" if info is None else
           f"basic: {info.sources} sources, {info.chunks} chunks ({info.embedded} embedded) in {info.seconds}s, "
           f"{info.bytes} bytes at {info.path}")
+    if args.graph_from:
+        g = inv.import_graph(Path(args.case), Path(args.graph_from))
+        print(f"graph: imported {args.graph_from}: {g.row_counts.get('entities', 0)} entities, "
+              f"{g.row_counts.get('communities', 0)} communities over {g.documents} chunks of the case")
+        return 0
     if args.tool in ("graph", "all"):
         g = inv.index_graph(Path(args.case), force=args.force)
         print("graph index is up to date" if g is None else
@@ -256,6 +261,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("case", help="case folder")
     s.add_argument("--force", action="store_true", help="rebuild even when the index is up to date")
     s.add_argument("--tool", default="all", choices=["basic", "graph", "all"], help="which index to build (default all)")
+    s.add_argument("--graph-from", metavar="DIR", help="use this graphrag output folder (built from the case's chunks) "
+                   "as the graph index instead of building one")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("delete", help="tombstone a source: removed from both indexes and never recalled again")

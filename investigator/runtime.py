@@ -138,13 +138,30 @@ class Investigator:
     def _ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
                       force: bool = False):  # noqa: ANN202 - GraphBuildInfo | None
         from tools.graph import build_case_graph, graph_is_fresh
+        from tools.graph.external import import_graph, imported_from
 
         self._ensure_index(case, case_dir, docs)
         path, graph_dir = self.index_path(case), self.graph_dir(case)
+        origin = imported_from(graph_dir)
+        if origin is not None and not force:  # a graph the user brought is kept; re-imported when the chunks changed
+            if graph_is_fresh(path, graph_dir):
+                return None
+            if Path(origin).is_dir():
+                self.progress(f"the chunk index of {case.id} changed since its graph was imported: importing {origin} again")
+                return import_graph(Path(origin), graph_dir, path, self.embedder, self.progress)
+            self.progress(f"{origin}, the imported graph of {case.id}, is gone: building the graph from the case")
         if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor):
             return None
         self.progress(f"building the GraphRAG index of {case.id}")
         return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress)
+
+    def import_graph(self, case_dir: Path, src: Path):  # noqa: ANN201 - GraphBuildInfo
+        """Use a graphrag output folder (built from the case's chunks) as the case's graph index."""
+        from tools.graph.external import import_graph
+
+        case, docs = self._load(case_dir)
+        self._ensure_index(case, Path(case_dir), docs)
+        return import_graph(Path(src), self.graph_dir(case), self.index_path(case), self.embedder, self.progress)
 
     def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
         """Tombstone a source: it is dropped from both indexes now and never recalled again."""

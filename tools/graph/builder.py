@@ -41,6 +41,7 @@ from graphrag_llm.config import ModelConfig
 
 from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, register_extract_workflow
 from ._tables import TABLE_TYPE, register_tables
+from .settings import write_settings
 from ._models import (
     REPORT_PROMPT,
     AnalyzeFn,
@@ -164,6 +165,8 @@ async def abuild_graph_index(
         frame = pd.DataFrame(
             {
                 "id": [d.id for d in docs],
+                # as graphrag's own load_input_documents numbers them (its DataReader casts this to int)
+                "human_readable_id": list(range(len(docs))),
                 "title": [d.title for d in docs],
                 "text": [d.text for d in docs],
                 "creation_date": [""] * len(docs),
@@ -192,6 +195,7 @@ async def abuild_graph_index(
             "merged_duplicates": merged,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_settings(staging, dim=dim, chunk_size=chunk_size, encoding=ENCODING)  # graphrag's own tools open it
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
