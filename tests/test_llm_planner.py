@@ -1,13 +1,24 @@
-"""The optional LLM planner, driven by a scripted fake chat model."""
+"""The optional LLM planner: a scripted fake chat model, and a real HTTP endpoint on 127.0.0.1 (answering, refusing, hanging, garbled)."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from graphs.llm_planner import LLMPlanner
+from graphs.llm_planner import LLMPlanner, llm_planner, openai_compatible
+from state.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
@@ -54,21 +65,8 @@ def test_an_unusable_answer_or_a_spent_token_budget_falls_back_to_the_determinis
 
 # --- recorded in the report, the checkpoint and the run row; endpoint failures; resume ---------------
 
-import json  # noqa: E402
-import os  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
-
-import pytest  # noqa: E402
-
-from graphs.llm_planner import llm_planner, openai_compatible  # noqa: E402
-from state.errors import ConfigError  # noqa: E402
-
-pytest.importorskip("langchain_openai", reason="the LLM planner's endpoint tests need `pip install -e '.[llm]'`")
+needs_openai = pytest.mark.skipif(importlib.util.find_spec("langchain_openai") is None,
+                                  reason="talking to an endpoint needs the llm extra: pip install -e '.[llm]'")
 
 
 class Endpoint:
@@ -153,6 +151,7 @@ def test_the_models_choices_and_token_use_are_in_the_report_and_the_checkpoint(m
     assert state["planner"]["last"]["offered"] == p["choices"][-1]["offered"]
 
 
+@needs_openai
 def test_a_refused_connection_falls_back_step_by_step_and_the_run_still_finishes(tmp_path, index_root, reference_run):
     url = f"http://127.0.0.1:{closed_port()}/v1"
     env = {**os.environ, "INVESTIGATOR_INDEX_ROOT": str(index_root)}
@@ -176,6 +175,7 @@ def test_a_refused_connection_falls_back_step_by_step_and_the_run_still_finishes
     assert time.perf_counter() - t0 < 300
 
 
+@needs_openai
 @pytest.mark.parametrize("mode, error", [("hang", "Timeout"), ("garbage", "JSONDecodeError")])
 def test_a_hanging_endpoint_or_a_body_that_is_not_json_is_a_named_fallback(make_investigator, mode, error):
     with Endpoint(mode) as ep:
@@ -187,6 +187,7 @@ def test_a_hanging_endpoint_or_a_body_that_is_not_json_is_a_named_fallback(make_
     assert error in named
 
 
+@needs_openai
 def test_a_resumed_llm_run_keeps_its_planner_rebuilt_from_the_run_row_and_never_stores_the_key(
         make_investigator, case_copy, monkeypatch):
     from tests.test_resume import _set_groups
