@@ -151,3 +151,30 @@ def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdict
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
+
+
+def test_a_thread_paused_for_permission_continues_after_a_grant(tmp_path, monkeypatch, case_copy, embedder):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from investigator import langgraph_app
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+    from tests.test_resume import _set_groups
+
+    _set_groups(case_copy, "order-service-prod-p95-latency", ["observability"])
+    monkeypatch.setenv("INVESTIGATOR_HOME", str(tmp_path / "ws"))
+    monkeypatch.delenv("INVESTIGATOR_INDEX_ROOT", raising=False)
+    monkeypatch.setattr(langgraph_app, "_INVESTIGATORS", {})
+    graph = langgraph_app.make_graph({}).copy(update={"checkpointer": InMemorySaver()})
+    cfg = {"configurable": {"thread_id": str(uuid.uuid4()), "case_dir": str(case_copy)}}
+    graph.invoke({}, cfg)
+    paused = graph.get_state(cfg)
+    assert paused.interrupts and paused.interrupts[0].value["awaiting_permission"] == ["order-service-prod-p95-latency"]
+    run_id = paused.values["run_id"]
+    cli = Investigator(Settings.from_env(), embedder=embedder, progress=lambda _m: None)  # what `investigator grant` does
+    assert cli.store.run(run_id).status == "awaiting_permission" and cli.store.run(run_id).owner is None
+    cli.grant(run_id, ["observability"])
+    graph.invoke(Command(resume={"granted": ["observability"]}), cfg)
+    report = graph.get_state(cfg).values["report"]
+    assert report["stop"] == "evidence_ready" and report["verdicts"]["symptom_window"] == "confirmed"
