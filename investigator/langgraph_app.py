@@ -20,7 +20,8 @@ values of the same names, else `INVESTIGATOR_CASE` / `INVESTIGATOR_RETRIEVAL`, e
 `INVESTIGATOR_STUDIO_CASE` (langgraph.json sets it to the shipped reference case) and `basic`.
 A relative case folder is taken from the server's working directory. One thread is one run:
 its id is the case's run id, `-`, the last 12 hex digits of the thread id; another input on
-the same thread continues that run. After `awaiting_permission`, grant with
+the same thread continues that run (it drives the run through the same `Investigator` helpers
+as `start` and `resume`). After `awaiting_permission`, grant with
 `investigator grant RUN_ID --group G` and resume the thread (Studio's Continue, or
 `Command(resume=...)`): the grant is seen and the run's evidence re-checked as `resume` does.
 """
@@ -35,7 +36,6 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphBubbleUp
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs import nodes
@@ -45,7 +45,7 @@ from graphs.loop_state import LoopState
 from graphs.resume import recheck
 from investigator.config import Settings
 from investigator.runtime import RETRIEVAL_TOOLS, Investigator
-from state.case import Budgets, Case, load_case
+from state.case import Budgets, load_case
 from state.errors import ConfigError, RunStateError
 from state.store import RunRow
 
@@ -75,7 +75,6 @@ class _Bound:
     """One thread's investigation: the run in our store and the loop's dependencies for it."""
 
     inv: Investigator
-    case: Case
     run_id: str
     deps: Deps
     grants: str
@@ -159,11 +158,11 @@ def _open(inv: Investigator, case_dir: Path, retrieval: str, run_id: str, row: R
     if row is None:
         case, case_dir, row, tool, docs = inv._open_run(case_dir, retrieval, run_id)
         deps = inv._deps(case, case_dir, row, tool, docs)
-        return _Bound(inv=inv, case=case, run_id=run_id, deps=deps, grants=row.grants)
+        return _Bound(inv=inv, run_id=run_id, deps=deps, grants=row.grants)
     case, docs = inv._load(case_dir)
     tool = inv._prepare(case, case_dir, docs, row.retrieval)
     deps = inv._deps(case, case_dir, row, tool, docs)
-    bound = _Bound(inv=inv, case=case, run_id=run_id, deps=deps, grants=row.grants)
+    bound = _Bound(inv=inv, run_id=run_id, deps=deps, grants=row.grants)
     if state.get("round"):  # the run has history: re-check it against the current access, as `resume` does
         bound.hold()
         check = recheck(deps, state.get("round", 0))
@@ -179,10 +178,7 @@ def _node(name: str) -> Callable[..., dict[str, Any]]:
         bound = _bind_run(state, config)
         try:
             out = dict(fn(state, deps=bound.deps) or {})
-        except GraphBubbleUp:  # paused for permission: let go of the run until the thread resumes
-            bound.release()
-            raise
-        except BaseException:
+        except BaseException:  # a pause for permission (GraphBubbleUp) or a failure: let go of the run
             bound.release()
             raise
         if name == "plan":

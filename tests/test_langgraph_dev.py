@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -92,8 +93,11 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdicts(tmp_path, index_root, reference_run):
-    for module in ("langgraph_cli", "langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk"):
-        pytest.importorskip(module, reason="langgraph-cli[inmem] is not installed (pip install -e '.[studio]')")
+    # looked up, not imported: importing langgraph_runtime_inmem creates .langgraph_api/ in the working directory
+    missing = [m for m in ("langgraph_cli", "langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"langgraph-cli[inmem] is not installed ({', '.join(missing)} missing): pip install -e '.[studio]'")
     from langgraph_sdk import get_sync_client
 
     cli = Path(sys.executable).parent / "langgraph"
@@ -102,10 +106,21 @@ def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdict
            if k not in ("INVESTIGATOR_CASE", "INVESTIGATOR_STORE_URL", "INVESTIGATOR_CRASH_AT")}
     env.update(INVESTIGATOR_HOME=str(tmp_path / "ws"), INVESTIGATOR_INDEX_ROOT=str(index_root),
                LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
+    # the shipped langgraph.json with its relative paths anchored at the repository, served from a
+    # temporary folder: langgraph dev keeps its in-memory state in .langgraph_api/ of its working directory
+    shipped = json.loads((ROOT / "langgraph.json").read_text())
+    graph_path, _, factory = shipped["graphs"]["investigator"].partition(":")
+    config = {**shipped, "dependencies": [str(ROOT / d) for d in shipped["dependencies"]],
+              "graphs": {"investigator": f"{ROOT / graph_path}:{factory}"},
+              "env": {**shipped["env"], "INVESTIGATOR_STUDIO_CASE": str(ROOT / shipped["env"]["INVESTIGATOR_STUDIO_CASE"])}}
+    serve = tmp_path / "serve"
+    serve.mkdir()
+    (serve / "langgraph.json").write_text(json.dumps(config))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     log = (tmp_path / "dev.log").open("w")
     proc = subprocess.Popen([str(cli), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-                             "--config", str(ROOT / "langgraph.json")],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                             "--config", str(serve / "langgraph.json")],
+                            cwd=serve, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 240
@@ -143,6 +158,7 @@ def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdict
         assert nodes == LOOP * (len(nodes) // len(LOOP)) and len(nodes) >= 2 * len(LOOP)
         assert parts[-1].data["decide"]["report"]["verdicts"] == _verdicts(reference_run)
         assert len(store.runs()) == 2
+        assert not (ROOT / ".langgraph_api").exists(), "the server wrote nothing into the repository"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
