@@ -31,8 +31,8 @@ from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, pid_alive, reading, release_readers, remove_leftovers,
-    tombstone, tombstoned,
+    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, pid_alive, reading, release_readers,
+    remove_leftovers, tombstone, tombstoned,
 )
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
@@ -103,8 +103,8 @@ class Investigator:
     def validate(self, case_dir: Path) -> Case:
         return validate_case(case_dir)
 
-    def index_path(self, case: Case) -> Path:
-        return self.settings.index_dir(case.id) / "basic.duckdb"
+    def index_path(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "basic.duckdb"
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
@@ -116,43 +116,57 @@ class Investigator:
         case, docs = self._load(case_dir)
         return self._ensure_index(case, Path(case_dir), docs, force=force)
 
+    def _building(self, case: Case, case_dir: Path, what: str):  # noqa: ANN202 - a context manager
+        """The case folder's build lock: one process checks and builds its indexes at a time."""
+        return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
+
     def _ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
                       force: bool = False) -> IndexInfo | None:
-        path = self.index_path(case)
-        remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
-        if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
-            return None
-        return build_index(case_dir, path, self.embedder, self.progress, docs=docs,
-                           profile=parse_context(case, case_dir).profile)
+        path = self.index_path(case, case_dir)
+        profile = parse_context(case, case_dir).profile
+        with self._building(case, case_dir, "the index"):
+            gone = remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
+            if gone:
+                self.progress(f"removed what killed builds left in {path.parent}: {', '.join(gone)}")
+            meta = index_meta(path) or {}
+            if (not force and meta.get("embedder") == self.embedder.name
+                    and meta.get("fingerprint") == corpus_fingerprint(docs, tombstoned(path), profile)):
+                return None
+            return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile)
 
-    def graph_dir(self, case: Case) -> Path:
-        return self.settings.index_dir(case.id) / "graph"
+    def graph_dir(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "graph"
 
     def index_graph(self, case_dir: Path, *, force: bool = False):  # noqa: ANN201 - GraphBuildInfo | None
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
         case, docs = self._load(case_dir)
-        return self._ensure_graph(case, Path(case_dir), docs, EntityExtractor.from_sources(docs), force=force)
+        extractor = EntityExtractor.from_sources(docs, parse_context(case, Path(case_dir)).profile)
+        return self._ensure_graph(case, Path(case_dir), docs, extractor, force=force)
 
     def _ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
                       force: bool = False):  # noqa: ANN202 - GraphBuildInfo | None
-        from tools.graph import build_case_graph, graph_is_fresh
+        from tools.graph import build_case_graph, graph_is_fresh, readerships
 
-        self._ensure_index(case, case_dir, docs)
-        path, graph_dir = self.index_path(case), self.graph_dir(case)
-        if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor):
-            return None
-        self.progress(f"building the GraphRAG index of {case.id}")
-        return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress)
+        with self._building(case, case_dir, "the GraphRAG index"):
+            self._ensure_index(case, case_dir, docs)
+            path, graph_dir = self.index_path(case, case_dir), self.graph_dir(case, case_dir)
+            readers = readerships(docs)
+            if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor, readers):
+                return None
+            self.progress(f"building the GraphRAG index of {case.id}")
+            return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress, readerships=readers)
 
     def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
         """Tombstone a source: it is dropped from both indexes now and never recalled again."""
         case, docs = self._load(case_dir)
         case_dir = Path(case_dir)
-        self._ensure_index(case, case_dir, docs)
-        tombstone(self.index_path(case), source_id, reason)
-        self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
-        if self.graph_dir(case).exists():
-            self._ensure_graph(case, case_dir, docs, EntityExtractor.from_sources(docs))
+        with self._building(case, case_dir, "the index"):
+            self._ensure_index(case, case_dir, docs)
+            tombstone(self.index_path(case, case_dir), source_id, reason)
+            self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
+            if self.graph_dir(case, case_dir).exists():
+                self._ensure_graph(case, case_dir, docs,
+                                   EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile))
 
     def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
                   extractor: EntityExtractor | None = None) -> RetrievalTool:
@@ -160,20 +174,21 @@ class Investigator:
         if name == "basic":
             from tools.basic import BasicRetrieval
 
-            return BasicRetrieval(self.index_path(case), self.embedder)
+            return BasicRetrieval(self.index_path(case, case_dir), self.embedder)
         if name == "graph":
             from tools.graph import GraphRetrieval
 
             docs = docs if docs is not None else load_sources(case_dir)
             extractor = extractor or EntityExtractor.from_sources(docs)
             self._ensure_graph(case, Path(case_dir), docs, extractor)
-            return GraphRetrieval(self.index_path(case), self.graph_dir(case), self.embedder, extractor)
+            return GraphRetrieval(self.index_path(case, case_dir), self.graph_dir(case, case_dir), self.embedder,
+                                  extractor)
         raise ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
 
     # runs -------------------------------------------------------------------
     def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
               docs: list[SourceDoc] | None = None) -> Deps:
-        path = self.index_path(case)
+        path = self.index_path(case, case_dir)
         policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
 
         def chunk_text(chunk_id: str) -> str | None:

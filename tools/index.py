@@ -8,8 +8,10 @@ Vectors are cached by text hash, so a rebuild re-embeds only what changed.
 
 from __future__ import annotations
 
-import json
+import fcntl
 import os
+import re
+import shutil
 import signal
 import threading
 import time
@@ -47,8 +49,14 @@ class IndexInfo(Frozen):
     bytes: int
 
 
-def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str]) -> str:
-    return stable_id(SCHEMA_VERSION, sorted((d.id, d.revision) for d in docs if d.id not in tombstones))
+def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str], profile: Profile | None = None) -> str:
+    """What the index is built from: every live source as parsed (its text, its manifest entry
+    but the groups -- access is read from the manifest at query time, never from the index --
+    and everything parsed from it) and the profile the structured records are derived with.
+    A changed environment in `sources.yaml`, a changed profile or sidecar is a stale index."""
+    parsed = sorted((d.id, content_hash(d.model_dump_json(exclude={"entry": {"groups"}})))
+                    for d in docs if d.id not in tombstones)
+    return stable_id(SCHEMA_VERSION, content_hash((profile or default_profile()).model_dump_json()), parsed)
 
 
 def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
@@ -90,7 +98,7 @@ def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progre
     live = [d for d in docs if d.id not in dead]
     chunks = [c for d in live for c in chunk_source(d)]
     progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
-    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead), live, progress,
+    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead, profile), live, progress,
                              profile=profile)
 
 
@@ -108,7 +116,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(path.parent)
     release_readers(path)
-    tmp = path.with_name(f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
+    tmp = path.with_name(build_name(".duckdb"))
     docs = list(docs)
     try:
         con = duckdb.connect(str(tmp))
@@ -148,22 +156,120 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
                      sources=len({c.source_id for c in chunks}), embedded=embedded,
                      seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
-    path.with_suffix(".info.json").write_text(info.model_dump_json(indent=2))
+    info_path = path.with_suffix(".info.json")
+    info_tmp = info_path.with_name(build_name(".json"))
+    info_tmp.write_text(info.model_dump_json(indent=2))
+    os.replace(info_tmp, info_path)
     crash_point("index", 9)
     progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
     return info
 
 
 BUILD_PREFIX = ".build-"
+_LEFTOVER = re.compile(r"^\.(?:build|[^.]+\.(?:building|old))-(?:(\d+)-)?")
+"""What a build writes before it swaps its result in: `.build-<pid>-…` files of the chunk index,
+`.<name>.building-<pid>-…` (being built) and `.<name>.old-<pid>-…` (being replaced) folders of
+the graph. They hold source text, restricted text included."""
 
 
-def remove_leftovers(folder: Path) -> None:
-    """Build files of builds that died (their process is gone) are removed."""
-    for p in Path(folder).glob(f"{BUILD_PREFIX}*"):
-        pid = p.name[len(BUILD_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and pid_alive(int(pid)):
+def build_name(suffix: str = "") -> str:
+    """A fresh name for a build file next to an index, owned by this process."""
+    return f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}{suffix}"
+
+
+def remove_leftovers(folder: Path) -> list[str]:
+    """Remove what builds that died left in an index folder (files of the chunk index, folders
+    of the graph); a build whose process is still alive keeps its own. Returns what went."""
+    gone: list[str] = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return gone
+    for p in sorted(folder.iterdir()):
+        m = _LEFTOVER.match(p.name)
+        if m is None or (m.group(1) and pid_alive(int(m.group(1)))):
             continue
-        p.unlink(missing_ok=True)
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        gone.append(p.name)
+    return gone
+
+
+LOCK_NAME = ".lock"
+_HELD: dict[tuple[str, int], list[int]] = {}
+"""Build locks this process holds: (folder, thread) -> [file descriptor, depth]."""
+
+
+@contextmanager
+def build_lock(folder: Path, progress: Progress = lambda _m: None, what: str = "the index",
+               poll: float = 0.25, remind: float = 30.0) -> Iterator[None]:
+    """Hold the build lock of an index folder (`flock` on `<folder>/.lock`) while checking
+    whether its indexes are current and (re)building them.
+
+    A second process (a second first run, an `index` next to a `run`) waits here, saying so,
+    and then finds the index the first one built current instead of building it again or
+    tripping over its files. The lock dies with its process (a killed build never leaves it
+    held) and is re-entrant within a thread."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = (str(folder.resolve()), threading.get_ident())
+    held = _HELD.get(key)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _try_lock(fd):
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            progress(f"waiting for {holder}, which is building {what} in {folder}; "
+                     "it is used once built")
+            started = last = time.monotonic()
+            while not _try_lock(fd):
+                time.sleep(poll)
+                if time.monotonic() - last >= remind:
+                    last = time.monotonic()
+                    progress(f"still waiting for {holder} to finish building {what} "
+                             f"({last - started:.0f}s so far)")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()}".encode(), 0)
+        _HELD[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def index_meta(path: Path) -> dict[str, str] | None:
+    """The `meta` table of the index at `path` (fingerprint, embedder, dim); None when there is
+    no readable index."""
+    if not Path(path).exists():
+        return None
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
 
 
 def pid_alive(pid: int) -> bool:
@@ -194,7 +300,10 @@ def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[Sour
 def last_build(path: Path) -> IndexInfo | None:
     """What the last build of the index at `path` measured (time, size), if recorded."""
     info = Path(path).with_suffix(".info.json")
-    return IndexInfo.model_validate_json(info.read_text()) if info.exists() else None
+    try:
+        return IndexInfo.model_validate_json(info.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _vec_column(vecs: np.ndarray, dim: int) -> pa.Array:
@@ -349,16 +458,7 @@ def open_index(path: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
 
 
 def index_fingerprint(path: Path) -> str | None:
-    if not Path(path).exists():
-        return None
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    return row[0] if row else None
+    return (index_meta(path) or {}).get("fingerprint")
 
 
 def tombstoned(path: Path) -> set[str]:

@@ -38,6 +38,7 @@ _EXPORTS = {
     "build_case_graph": "casegraph",
     "graph_fingerprint": "casegraph",
     "graph_is_fresh": "casegraph",
+    "readerships": "casegraph",
     "GraphRetrieval": "walk",
     "GraphBridge": "walk",
     "CommunityContext": "community",
