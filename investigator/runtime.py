@@ -132,7 +132,14 @@ class Investigator:
             if (not force and meta.get("embedder") == self.embedder.name
                     and meta.get("fingerprint") == corpus_fingerprint(docs, tombstoned(path), profile)):
                 return None
-            return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile)
+            return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile,
+                               vectors_from=self._sibling_indexes(case, path))
+
+    @staticmethod
+    def _sibling_indexes(case: Case, path: Path) -> list[Path]:
+        """Indexes of other folders with the same case id (copies, checkouts): their cached
+        vectors are reused, never their chunks."""
+        return sorted(p for p in path.parent.parent.glob(f"{case.id}-*/{path.name}") if p != path)
 
     def graph_dir(self, case: Case, case_dir: Path) -> Path:
         return self.settings.index_dir(case.id, case_dir) / "graph"

@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -90,27 +90,30 @@ STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", 
 
 
 def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None,
-                docs: list[SourceDoc] | None = None, profile: Profile | None = None) -> IndexInfo:
+                docs: list[SourceDoc] | None = None, profile: Profile | None = None,
+                vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources (parsed here unless given),
-    honouring tombstones."""
+    honouring tombstones. `vectors_from`: other indexes whose cached vectors may be reused."""
     docs = docs if docs is not None else load_sources(case_dir, load_manifest(case_dir))
     dead = tombstoned(path)
     live = [d for d in docs if d.id not in dead]
     chunks = [c for d in live for c in chunk_source(d)]
     progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
     return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead, profile), live, progress,
-                             profile=profile)
+                             profile=profile, vectors_from=vectors_from)
 
 
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
                       docs: list[SourceDoc] = (), progress: Progress = lambda _m: None,
-                      profile: Profile | None = None) -> IndexInfo:
+                      profile: Profile | None = None, vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`.
 
     The index is built into a fresh file next to `path`, checked against what was parsed, and
     only then swapped in (one rename): a build killed at any point leaves the previous index
     (or none) in place, never a partial one that looks up to date. The embedding cache and the
-    tombstones of the previous index are carried over."""
+    tombstones of the previous index are carried over; vectors still missing are looked up in
+    the embedding caches of `vectors_from` (a vector is keyed by the embedder and the exact
+    text, so any index's cache will do) before anything is embedded."""
     t0 = time.perf_counter()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +127,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
             _schema(con, embedder.dim)
             crash_point("index", 1)
             if path.exists():
-                con.execute(f"ATTACH '{path}' AS old (READ_ONLY)")
+                con.execute(f"ATTACH {_sql_str(path)} AS old (READ_ONLY)")
                 try:
                     con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM old.embed_cache")
                     con.execute("INSERT OR REPLACE INTO tombstones SELECT * FROM old.tombstones")
@@ -133,7 +136,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
                 finally:
                     con.execute("DETACH old")
             crash_point("index", 2)
-            vecs, embedded = _vectors(con, chunks, embedder, progress)
+            vecs, embedded = _vectors(con, chunks, embedder, progress, vectors_from)
             crash_point("index", 3)
             _insert_chunks(con, chunks, vecs, embedder.dim)
             crash_point("index", 4)
@@ -330,11 +333,16 @@ def _insert_chunks(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], vecs: np
 
 
 def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embedder,
-             progress: Progress) -> tuple[np.ndarray, int]:
+             progress: Progress, vectors_from: Sequence[Path] = ()) -> tuple[np.ndarray, int]:
     hashes = [content_hash(embedder.name + "\x1f" + c.text) for c in chunks]
     cached: dict[str, np.ndarray] = {}
     if hashes:
         con.register("want", pa.table({"hash": sorted(set(hashes))}))
+        for other in vectors_from:
+            if con.execute("SELECT count(*) FROM want LEFT JOIN embed_cache e USING (hash) "
+                           "WHERE e.hash IS NULL").fetchone()[0] == 0:
+                break
+            _copy_vectors(con, Path(other))
         for h, v in con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall():
             cached[h] = np.asarray(v, dtype=np.float32)
         con.unregister("want")
@@ -348,6 +356,25 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
         cached.update({h: fresh[j] for j, (h, _i) in enumerate(todo)})
     mat = np.array([cached[h] for h in hashes], dtype=np.float32).reshape(len(chunks), embedder.dim)
     return mat, len(todo)
+
+
+def _sql_str(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _copy_vectors(con: duckdb.DuckDBPyConnection, other: Path) -> None:
+    """Copy the wanted vectors another index has cached (skipped when it cannot be read now)."""
+    try:
+        con.execute(f"ATTACH {_sql_str(other)} AS other (READ_ONLY)")
+    except duckdb.Error:
+        return
+    try:
+        con.execute("INSERT OR IGNORE INTO embed_cache SELECT o.hash, o.vec FROM other.embed_cache o "
+                    "JOIN want USING (hash)")
+    except duckdb.Error:  # an older index, or another dimension
+        pass
+    finally:
+        con.execute("DETACH other")
 
 
 def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> None:
@@ -462,10 +489,17 @@ def index_fingerprint(path: Path) -> str | None:
 
 
 def tombstoned(path: Path) -> set[str]:
+    """The sources deleted from the index at `path`. An index that exists but cannot be read is
+    an error, never "nothing deleted" (a rebuild would bring its deleted sources back)."""
     if not Path(path).exists():
         return set()
-    con = duckdb.connect(str(path), read_only=True)
     try:
-        return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
-    finally:
-        con.close()
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise IndexMissing(f"the index at {path} cannot be read ({str(exc).splitlines()[0]}): if another "
+                           "process is writing it, try again; if it is damaged, move it away, run "
+                           "`investigator index CASE` and delete again any source deleted before") from None
