@@ -139,8 +139,8 @@ def test_a_second_process_waits_for_the_build_lock_saying_so_and_then_uses_the_i
     with build_lock(folder):
         with err.open("w") as stream:
             proc = subprocess.Popen([sys.executable, "-m", "investigator.cli", "--home", str(tmp_path / "ws"),
-                                     "index", str(REFERENCE), "--tool", "basic"], stdout=subprocess.PIPE, stderr=stream, text=True,
-                                    cwd=ROOT, env=env)
+                                     "index", str(REFERENCE), "--tool", "basic"],
+                                    stdout=subprocess.PIPE, stderr=stream, text=True, cwd=ROOT, env=env)
         deadline = time.monotonic() + 300
         while "waiting for" not in err.read_text() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)

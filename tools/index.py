@@ -140,9 +140,9 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
             crash_point("index", 3)
             _insert_chunks(con, chunks, vecs, embedder.dim)
             crash_point("index", 4)
-            _structured(con, docs, profile or default_profile())
+            derived = _structured(con, docs, profile or default_profile())
             crash_point("index", 5)
-            _verify(con, chunks, docs)
+            _verify(con, chunks, docs, derived)
             con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
                         [fingerprint, embedder.name, str(embedder.dim)])
             crash_point("index", 6)
@@ -292,12 +292,15 @@ def crash_point(stage: str, step: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[SourceDoc]) -> None:
-    """The written index holds every chunk and every source parsed: a partial build is refused."""
-    n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
-    if n_chunks != len(chunks) or n_sources != len(docs):
-        raise IndexMissing(f"index build incomplete: {n_chunks}/{len(chunks)} chunks, {n_sources}/{len(docs)} sources")
+def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[SourceDoc],
+            derived: dict[str, int] | None = None) -> None:
+    """The written index holds every chunk, every source parsed and every record derived from
+    them (streams, relations, placements, changes, rollouts, records): a partial build is refused."""
+    want = {"chunks": len(chunks), "sources": len(docs), **(derived or {})}
+    have = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in want}
+    short = [f"{have[t]}/{n} {t}" for t, n in want.items() if have[t] != n]
+    if short:
+        raise IndexMissing(f"index build incomplete: {', '.join(short)}")
 
 
 def last_build(path: Path) -> IndexInfo | None:
@@ -377,14 +380,15 @@ def _copy_vectors(con: duckdb.DuckDBPyConnection, other: Path) -> None:
         con.execute("DETACH other")
 
 
-def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> None:
+def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> dict[str, int]:
     """What each source can answer: its signal streams, stated relations, placements, changes.
+    Returns the rows derived per table (for the completeness check).
 
     Names are resolved with a registry of every source: the index only says which sources a
     lookup should read back; what is established comes from the read, with the registry of
     the sources the principal may read."""
     if not docs:
-        return
+        return {}
     con.executemany("INSERT INTO sources VALUES (?,?,?,?,?,?,?,?,?)",
                     [(d.id, d.kind, d.entry.environment, d.entry.service, d.version, d.revision, d.status,
                       d.entry.trust, d.title) for d in docs])
@@ -408,10 +412,13 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
         if d.kind in ("mapping", "ownership", "config", "catalog"):
             svc = reg.resolve(d.about) or d.about
             records.append((d.id, d.kind, svc, env, 0, len(d.text)))
+    derived = {}
     for table, rows in (("streams", streams_), ("relations", relations), ("placements", placements),
                         ("changes", changes), ("rollouts", rollouts), ("records", records)):
         if rows:
             con.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
+        derived[table] = len(rows)
+    return derived
 
 
 def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:

@@ -8,8 +8,14 @@ vectors already computed for the DuckDB index are reused (same embedder, same te
 
 The graph folder gets a manifest, ``investigator_graph.json``, naming the index it was
 built from: the index's ``meta.fingerprint`` plus a digest of its chunk ids (which
-changes on a tombstone even when the index meta does not). ``graph_fingerprint``
-reads the first back, ``graph_is_fresh`` compares both with the index as it is now.
+changes on a tombstone even when the index meta does not), and the digests of the
+extractor and of the sources' readerships. ``graph_fingerprint`` reads the first back,
+``graph_is_fresh`` compares them with the index and the case as they are now.
+
+Stored summaries (community reports, entity descriptions) are made single-readership
+(``single_readership``) and the manifest is written in the build folder before it is swapped
+in, so a graph in place is always whole, and never stores a summary that mixes text of
+sources readable by different principals.
 """
 
 from __future__ import annotations
