@@ -151,6 +151,32 @@ def test_a_second_process_waits_for_the_build_lock_saying_so_and_then_uses_the_i
     assert "basic index is up to date" in out
 
 
+_OPEN_STORE = """
+import sys, time
+from pathlib import Path
+from state.store import Store
+print("ready", flush=True)
+while not Path(sys.argv[2]).exists():
+    time.sleep(0.001)
+Store.from_url("sqlite:///" + sys.argv[1])
+"""
+
+
+def test_processes_creating_a_fresh_store_at_the_same_moment_all_get_it(tmp_path):
+    """Two first runs create the workspace's store at once: the one that finds a table made
+    meanwhile checks again instead of failing with "table already exists"."""
+    for attempt in range(2):
+        db, go = tmp_path / f"store{attempt}.db", tmp_path / f"go{attempt}"
+        procs = [subprocess.Popen([sys.executable, "-c", _OPEN_STORE, str(db), str(go)], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        go.touch()
+        for p in procs:
+            _out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err.strip().splitlines()[-3:]
+
+
 @pytest.mark.slow
 def test_two_first_runs_on_a_fresh_workspace_share_one_build_and_reach_the_same_verdicts(tmp_path):
     home = tmp_path / "home"
