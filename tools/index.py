@@ -228,18 +228,16 @@ def build_lock(folder: Path, progress: Progress = lambda _m: None, what: str = "
     fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not _try_lock(fd):
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            progress(f"waiting for {holder}, which is building {what} in {folder}; "
-                     "it is used once built")
+            holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
+            progress(f"waiting for {holder} (in {folder}): what it builds is used, not built again")
             started = last = time.monotonic()
             while not _try_lock(fd):
                 time.sleep(poll)
                 if time.monotonic() - last >= remind:
                     last = time.monotonic()
-                    progress(f"still waiting for {holder} to finish building {what} "
-                             f"({last - started:.0f}s so far)")
+                    progress(f"still waiting for {holder} ({last - started:.0f}s so far)")
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"process {os.getpid()}".encode(), 0)
+        os.pwrite(fd, f"process {os.getpid()}, which is building {what}".encode(), 0)
         _HELD[key] = [fd, 1]
         try:
             yield
