@@ -10,6 +10,7 @@ import time
 import uuid
 from datetime import timedelta
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from graphs.build import build_graph
@@ -116,7 +117,7 @@ class Investigator:
         case, docs = self._load(case_dir)
         return self._ensure_index(case, Path(case_dir), docs, force=force)
 
-    def _building(self, case: Case, case_dir: Path, what: str):  # noqa: ANN202 - a context manager
+    def _building(self, case: Case, case_dir: Path, what: str) -> AbstractContextManager[None]:
         """The case folder's build lock: one process checks and builds its indexes at a time."""
         return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
 

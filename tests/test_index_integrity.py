@@ -218,7 +218,7 @@ def test_every_stored_graph_summary_derives_from_units_of_one_readership(referen
     from tools.corpus import load_manifest
     from tools.graph import load_graph_tables, readerships
 
-    _inv_, _case, info, index_path, graph_dir = reference_graph
+    info, index_path, graph_dir = reference_graph[2:]
     reader = readerships(load_manifest(REFERENCE).sources)
     con = duckdb.connect(str(index_path), read_only=True)
     try:
