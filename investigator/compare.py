@@ -40,13 +40,13 @@ def compare(case_dir: Path, make: Callable[[Path, Callable[[str], None]], Any], 
                            false_confirmations=s.false_confirmations, leaks=s.leaks)
             case = inv.validate(case_dir)
             if tool == "basic":
-                info = last_build(inv.index_path(case))
+                info = last_build(inv.index_path(case, case_dir))
                 row["index"] = {"seconds": info.seconds if info else None, "bytes": info.bytes if info else None}
             else:
                 from tools.graph.casegraph import read_manifest
 
-                m = read_manifest(inv.graph_dir(case)) or {}
-                base = last_build(inv.index_path(case))
+                m = read_manifest(inv.graph_dir(case, case_dir)) or {}
+                base = last_build(inv.index_path(case, case_dir))
                 row["index"] = {"seconds": round((m.get("wall_seconds") or 0) + (base.seconds if base else 0), 3),
                                 "bytes": (m.get("output_bytes") or 0) + (base.bytes if base else 0)}
             rows[tool] = row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -31,8 +32,13 @@ class Settings(Frozen):
     def resolved_store_url(self) -> str:
         return self.store_url or f"sqlite:///{(self.workspace / 'investigator.db').resolve()}"
 
-    def index_dir(self, case_id: str) -> Path:
-        return (self.index_root or self.workspace / "index") / case_id
+    def index_dir(self, case_id: str, case_dir: Path) -> Path:
+        """The index folder of one case folder: `<case id>-<hash of the folder's resolved path>`.
+
+        Keyed by the folder, not by the id written in it: two folders that share an id (a copy
+        being edited, two checkouts) never share or rebuild each other's index."""
+        where = hashlib.sha256(str(Path(case_dir).resolve()).encode("utf-8")).hexdigest()[:10]
+        return (self.index_root or self.workspace / "index") / f"{case_id}-{where}"
 
     @property
     def checkpoint_path(self) -> Path:

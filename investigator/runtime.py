@@ -10,6 +10,7 @@ import time
 import uuid
 from datetime import timedelta
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,8 @@ from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, corpus_fingerprint, index_fingerprint, pid_alive, reading, release_readers, remove_leftovers,
-    tombstone, tombstoned,
+    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, pid_alive, reading, release_readers,
+    remove_leftovers, tombstone, tombstoned,
 )
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
@@ -105,8 +106,8 @@ class Investigator:
     def validate(self, case_dir: Path) -> Case:
         return validate_case(case_dir)
 
-    def index_path(self, case: Case) -> Path:
-        return self.settings.index_dir(case.id) / "basic.duckdb"
+    def index_path(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "basic.duckdb"
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
@@ -118,60 +119,85 @@ class Investigator:
         case, docs = self._load(case_dir)
         return self._ensure_index(case, Path(case_dir), docs, force=force)
 
+    def _building(self, case: Case, case_dir: Path, what: str) -> AbstractContextManager[None]:
+        """The case folder's build lock: one process checks and builds its indexes at a time."""
+        return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
+
     def _ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
                       force: bool = False) -> IndexInfo | None:
-        path = self.index_path(case)
-        remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
-        if not force and index_fingerprint(path) == corpus_fingerprint(docs, tombstoned(path)):
-            return None
-        return build_index(case_dir, path, self.embedder, self.progress, docs=docs,
-                           profile=parse_context(case, case_dir).profile)
+        path = self.index_path(case, case_dir)
+        profile = parse_context(case, case_dir).profile
+        with self._building(case, case_dir, "the index"):
+            gone = remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
+            if gone:
+                self.progress(f"removed what killed builds left in {path.parent}: {', '.join(gone)}")
+            meta = index_meta(path) or {}
+            if (not force and meta.get("embedder") == self.embedder.name
+                    and meta.get("fingerprint") == corpus_fingerprint(docs, tombstoned(path), profile)):
+                return None
+            return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile,
+                               vectors_from=self._sibling_indexes(case, path))
 
-    def graph_dir(self, case: Case) -> Path:
-        return self.settings.index_dir(case.id) / "graph"
+    @staticmethod
+    def _sibling_indexes(case: Case, path: Path) -> list[Path]:
+        """Indexes of other folders with the same case id (copies, checkouts): their cached
+        vectors are reused, never their chunks."""
+        return sorted(p for p in path.parent.parent.glob(f"{case.id}-*/{path.name}") if p != path)
+
+    def graph_dir(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "graph"
 
     def index_graph(self, case_dir: Path, *, force: bool = False):  # noqa: ANN201 - GraphBuildInfo | None
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
         case, docs = self._load(case_dir)
-        return self._ensure_graph(case, Path(case_dir), docs, EntityExtractor.from_sources(docs), force=force)
+        extractor = EntityExtractor.from_sources(docs, parse_context(case, Path(case_dir)).profile)
+        return self._ensure_graph(case, Path(case_dir), docs, extractor, force=force)
 
     def _ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
                       force: bool = False):  # noqa: ANN202 - GraphBuildInfo | None
-        from tools.graph import build_case_graph, graph_is_fresh
+        from tools.graph import build_case_graph, graph_is_fresh, readerships
         from tools.graph.external import import_graph, imported_from
 
-        self._ensure_index(case, case_dir, docs)
-        path, graph_dir = self.index_path(case), self.graph_dir(case)
-        origin = imported_from(graph_dir)
-        if origin is not None and not force:  # a graph the user brought is kept; re-imported when the chunks changed
-            if graph_is_fresh(path, graph_dir):
+        with self._building(case, case_dir, "the GraphRAG index"):
+            self._ensure_index(case, case_dir, docs)
+            path, graph_dir = self.index_path(case, case_dir), self.graph_dir(case, case_dir)
+            origin = imported_from(graph_dir)
+            if origin is not None and not force:  # a graph the user brought is kept; re-imported when the chunks changed
+                if graph_is_fresh(path, graph_dir):
+                    return None
+                if Path(origin).is_dir():
+                    self.progress(f"the chunk index of {case.id} changed since its graph was imported: "
+                                  f"importing {origin} again")
+                    return import_graph(Path(origin), graph_dir, path, self.embedder, self.progress)
+                self.progress(f"{origin}, the imported graph of {case.id}, is gone: building the graph from the case")
+            readers = readerships(docs)
+            if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor, readers):
                 return None
-            if Path(origin).is_dir():
-                self.progress(f"the chunk index of {case.id} changed since its graph was imported: importing {origin} again")
-                return import_graph(Path(origin), graph_dir, path, self.embedder, self.progress)
-            self.progress(f"{origin}, the imported graph of {case.id}, is gone: building the graph from the case")
-        if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor):
-            return None
-        self.progress(f"building the GraphRAG index of {case.id}")
-        return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress)
+            self.progress(f"building the GraphRAG index of {case.id}")
+            return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress, readerships=readers)
 
     def import_graph(self, case_dir: Path, src: Path):  # noqa: ANN201 - GraphBuildInfo
         """Use a graphrag output folder (built from the case's chunks) as the case's graph index."""
         from tools.graph.external import import_graph
 
         case, docs = self._load(case_dir)
-        self._ensure_index(case, Path(case_dir), docs)
-        return import_graph(Path(src), self.graph_dir(case), self.index_path(case), self.embedder, self.progress)
+        case_dir = Path(case_dir)
+        with self._building(case, case_dir, "the GraphRAG index"):
+            self._ensure_index(case, case_dir, docs)
+            return import_graph(Path(src), self.graph_dir(case, case_dir), self.index_path(case, case_dir),
+                                self.embedder, self.progress)
 
     def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
         """Tombstone a source: it is dropped from both indexes now and never recalled again."""
         case, docs = self._load(case_dir)
         case_dir = Path(case_dir)
-        self._ensure_index(case, case_dir, docs)
-        tombstone(self.index_path(case), source_id, reason)
-        self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
-        if self.graph_dir(case).exists():
-            self._ensure_graph(case, case_dir, docs, EntityExtractor.from_sources(docs))
+        with self._building(case, case_dir, "the index"):
+            self._ensure_index(case, case_dir, docs)
+            tombstone(self.index_path(case, case_dir), source_id, reason)
+            self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
+            if self.graph_dir(case, case_dir).exists():
+                self._ensure_graph(case, case_dir, docs,
+                                   EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile))
 
     def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
                   extractor: EntityExtractor | None = None) -> RetrievalTool:
@@ -179,20 +205,21 @@ class Investigator:
         if name == "basic":
             from tools.basic import BasicRetrieval
 
-            return BasicRetrieval(self.index_path(case), self.embedder)
+            return BasicRetrieval(self.index_path(case, case_dir), self.embedder)
         if name == "graph":
             from tools.graph import GraphRetrieval
 
             docs = docs if docs is not None else load_sources(case_dir)
             extractor = extractor or EntityExtractor.from_sources(docs)
             self._ensure_graph(case, Path(case_dir), docs, extractor)
-            return GraphRetrieval(self.index_path(case), self.graph_dir(case), self.embedder, extractor)
+            return GraphRetrieval(self.index_path(case, case_dir), self.graph_dir(case, case_dir), self.embedder,
+                                  extractor)
         raise ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
 
     # runs -------------------------------------------------------------------
     def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
               docs: list[SourceDoc] | None = None) -> Deps:
-        path = self.index_path(case)
+        path = self.index_path(case, case_dir)
         policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
 
         def chunk_text(chunk_id: str) -> str | None:

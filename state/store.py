@@ -8,6 +8,7 @@ re-running a step after a crash adds nothing twice.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -15,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import event, inspect, or_, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from state.claims import ClaimDecision, StopReason
@@ -131,7 +133,14 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        SQLModel.metadata.create_all(engine)
+        for attempt in range(10):  # two first runs on a fresh store create its tables at once:
+            try:  # the one that finds a table made meanwhile checks again
+                SQLModel.metadata.create_all(engine)
+                break
+            except DatabaseError:
+                if attempt == 9:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
         self._add_missing_columns()
 
     def _add_missing_columns(self) -> None:

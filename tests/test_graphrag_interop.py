@@ -121,10 +121,10 @@ def test_an_exported_graphrag_output_becomes_the_graph_tool_index(built, index_r
     inv = Investigator(Settings(workspace=tmp_path / "ws", index_root=root), embedder=embedder, progress=log.append)
     got = inv.import_graph(REFERENCE, tmp_path / "my-graphrag")  # a graphrag project root: its output/ is found
     assert got.row_counts == info.row_counts and got.documents == info.documents
-    manifest = json.loads((inv.graph_dir(inv.validate(REFERENCE)) / "investigator_graph.json").read_text())
+    manifest = json.loads((inv.graph_dir(inv.validate(REFERENCE), REFERENCE) / "investigator_graph.json").read_text())
     assert manifest["import"]["by_text" if hashed_ids else "by_id"] == info.row_counts["text_units"]
     assert manifest["import"]["dropped"] == 0
-    assert imported_from(inv.graph_dir(inv.validate(REFERENCE))) == str(src.resolve())
+    assert imported_from(inv.graph_dir(inv.validate(REFERENCE), REFERENCE)) == str(src.resolve())
 
     def no_build(*_a, **_k):  # noqa: ANN002, ANN003
         raise AssertionError("the imported graph was replaced by a build")
@@ -191,19 +191,19 @@ def test_after_a_tombstone_the_imported_graph_is_imported_again_without_the_dele
     inv = Investigator(Settings(workspace=tmp_path / "ws", index_root=root), embedder=embedder, progress=log.append)
     inv.import_graph(REFERENCE, src)
     case = inv.validate(REFERENCE)
-    con = open_index(inv.index_path(case))
+    con = open_index(inv.index_path(case, REFERENCE))
     try:
         source, chunks = con.execute("SELECT source_id, count(*) FROM chunks WHERE kind = 'runbook' "
                                      "GROUP BY source_id ORDER BY source_id LIMIT 1").fetchone()
     finally:
         con.close()
     inv.delete_source(REFERENCE, source)
-    mine = inv.graph_dir(case)
+    mine = inv.graph_dir(case, REFERENCE)
     assert imported_from(mine) == str(src.resolve()), "still the user's graph, not one built from the case"
     assert any("importing" in m and "again" in m for m in log)
     manifest = json.loads((mine / "investigator_graph.json").read_text())
     assert manifest["import"]["dropped"] == chunks
-    con = open_index(inv.index_path(case))
+    con = open_index(inv.index_path(case, REFERENCE))
     try:
         live = {r[0] for r in con.execute("SELECT chunk_id FROM chunks").fetchall()}
     finally:

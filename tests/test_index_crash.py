@@ -1,9 +1,10 @@
 """A killed `index --force` never leaves an index that looks up to date and is not.
 
-The build writes a fresh file next to the index, checks it against the parsed sources and
-swaps it in with one rename. A SIGKILL at any point of that leaves either the previous
-complete index or none; the next `index` then rebuilds (or finds the previous one current),
-and the run that follows gets the case's expected verdicts.
+Both indexes are built beside their place (the chunk index in a `.build-<pid>-…` file, the
+graph in a `.graph.building-<pid>-…` folder), checked against what was parsed, and swapped in
+by a rename. A SIGKILL at any point of that leaves either the previous complete index or
+none; the next `run` rebuilds what is missing or stale, removes what the dead build left,
+and gets the verdicts of a run that was never interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from state.expected import load_expected
@@ -26,7 +28,13 @@ REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 
 pytestmark = pytest.mark.slow
 
-KILL_POINTS = [f"index:{n}" for n in range(1, 10)]
+# chunk index: schema made, old cache carried over, chunks in but no structured records, meta
+# written but not checkpointed, file closed before the rename, renamed before its figures,
+# done; graph: graphrag's tables written (summaries not yet made single-readership), between
+# the two renames of the swap (no graph in place), swapped in with the old folder still there
+KILL_POINTS = ["index:1", "index:2", "index:4", "index:6", "index:7", "index:8", "index:9",
+               "graph:1", "graph:3", "graph:4"]
+LEFTOVERS = (".build-*", ".graph.building-*", ".graph.old-*")
 
 
 def _cli(home: Path, *args: str, crash: str | None = None) -> subprocess.CompletedProcess:
@@ -34,56 +42,83 @@ def _cli(home: Path, *args: str, crash: str | None = None) -> subprocess.Complet
     if crash:
         env["INVESTIGATOR_CRASH_AT"] = crash
     return subprocess.run([sys.executable, "-m", "investigator.cli", "--home", str(home), *args],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
 
 
-def _index_file(home: Path) -> Path:
-    found = sorted(home.rglob("basic.duckdb"))
-    assert len(found) <= 1, found
-    return found[0] if found else home / "missing.duckdb"
+def _folder(home: Path) -> Path:
+    found = sorted((home / "index").glob(f"{REFERENCE.name}-*"))
+    assert len(found) == 1, found
+    return found[0]
 
 
-def _counts(path: Path) -> tuple[int, int]:
+def _counts(path: Path) -> tuple[int, int, int]:
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return (con.execute("SELECT count(*) FROM chunks").fetchone()[0],
-                con.execute("SELECT count(*) FROM sources").fetchone()[0])
+        return tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[return-value]
+                     for t in ("chunks", "sources", "changes"))
     finally:
         con.close()
 
 
+def _graph_rows(graph: Path) -> dict[str, int]:
+    return {t: len(pd.read_parquet(graph / f"{t}.parquet")) for t in ("text_units", "entities", "community_reports")}
+
+
+def _verdicts(out: Path) -> dict[str, str]:
+    return {c["id"]: c["verdict"] for c in json.loads((out / "report.json").read_text())["claims"]}
+
+
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory) -> Path:
+    """Both indexes of the reference case, built without interruption."""
     home = tmp_path_factory.mktemp("whole")
-    assert _cli(home, "index", str(REFERENCE)).returncode == 0
+    built = _cli(home, "index", str(REFERENCE), "--tool", "all")
+    assert built.returncode == 0, built.stderr
     return home
 
 
 @pytest.fixture(scope="module")
-def complete(whole) -> tuple[int, int]:
-    return _counts(_index_file(whole))
+def complete(whole) -> tuple[tuple[int, int, int], dict[str, int]]:
+    folder = _folder(whole)
+    return _counts(folder / "basic.duckdb"), _graph_rows(folder / "graph")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(whole, tmp_path_factory) -> dict[str, dict[str, str]]:
+    """The verdicts of each tool's run over the indexes built without interruption."""
+    got = {}
+    for tool in ("basic", "graph"):
+        home = tmp_path_factory.mktemp(f"plain-{tool}")
+        shutil.copytree(whole, home, dirs_exist_ok=True)
+        run = _cli(home, "run", str(REFERENCE), "--retrieval", tool, "--out", str(home / "out"))
+        assert run.returncode == 0, run.stderr
+        got[tool] = _verdicts(home / "out")
+    expected = {cid: g.verdict for cid, g in load_expected(REFERENCE).claims.items()}
+    assert got["basic"] == got["graph"] == expected
+    return got
 
 
 @pytest.mark.parametrize("point", KILL_POINTS)
-def test_an_index_build_killed_at_any_point_is_rebuilt_or_whole(tmp_path, whole, complete, point):
+def test_after_an_index_build_killed_at_any_point_the_next_run_rebuilds_and_decides_as_if_never_killed(
+        tmp_path, whole, complete, uninterrupted, point):
     home = tmp_path / "home"
     shutil.copytree(whole, home)
-    killed = _cli(home, "index", str(REFERENCE), "--force", crash=point)
+    folder = _folder(home)
+    killed = _cli(home, "index", str(REFERENCE), "--force", "--tool", "all", crash=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    left = _index_file(home)
-    if left.exists():
-        assert _counts(left) == complete, "what is left in place is a whole index, never a partial one"
-    again = _cli(home, "index", str(REFERENCE))
-    assert again.returncode == 0, again.stderr
-    assert _counts(_index_file(home)) == complete
-    assert not list(_index_file(home).parent.glob(".build-*")), "a dead build's files are removed"
 
+    basic, graph = folder / "basic.duckdb", folder / "graph"
+    assert basic.exists(), "the chunk index is replaced by a rename, never removed first"
+    assert _counts(basic) == complete[0], "what is left in place is a whole index, never a partial one"
+    if (graph / "investigator_graph.json").exists():
+        assert _graph_rows(graph) == complete[1], "a graph in place is a whole one"
+    if point.startswith("graph:"):
+        assert any(p for g in LEFTOVERS for p in folder.glob(g)), "the kill left a build folder behind"
 
-def test_after_a_killed_rebuild_the_run_gets_the_expected_verdicts(tmp_path, whole):
-    home = tmp_path / "home"
-    shutil.copytree(whole, home)
-    assert _cli(home, "index", str(REFERENCE), "--force", crash="index:4").returncode == -signal.SIGKILL
-    run = _cli(home, "run", str(REFERENCE), "--out", str(home / "out"))
+    tool = "graph" if point.startswith("graph:") else "basic"
+    run = _cli(home, "run", str(REFERENCE), "--retrieval", tool, "--out", str(home / "out"))
     assert run.returncode == 0, run.stderr
-    got = {c["id"]: c["verdict"] for c in json.loads((home / "out" / "report.json").read_text())["claims"]}
-    assert got == {cid: g.verdict for cid, g in load_expected(REFERENCE).claims.items()}
+    assert _verdicts(home / "out") == uninterrupted[tool]
+    assert not [p.name for g in LEFTOVERS for p in folder.glob(g)], "a dead build's files and folders are removed"
+    if tool == "graph":
+        assert _graph_rows(graph) == complete[1]

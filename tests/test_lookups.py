@@ -21,7 +21,7 @@ def _lookups(index_root, embedder):
     inv = Investigator(Settings(workspace=index_root / "ws", index_root=index_root), embedder=embedder,
                        progress=lambda _m: None)
     case = load_case(REFERENCE)
-    return case, Observations(inv.index_path(case))
+    return case, Observations(inv.index_path(case, REFERENCE))
 
 
 def test_an_unreadable_document_stating_a_relation_is_neither_returned_nor_reported_denied(index_root, embedder):
@@ -53,7 +53,7 @@ def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp
     inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
     inv.index(case_copy)
     case = load_case(case_copy)
-    obs = Observations(inv.index_path(case))
+    obs = Observations(inv.index_path(case, case_copy))
     access = AccessPolicy(case_copy, case.principal).current()
     env, subject = case.subject.environment, case.subject.service
     before = {h.source_id for h in obs.telemetry(subject, env, access).hits}

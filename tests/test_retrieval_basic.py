@@ -18,7 +18,10 @@ REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 
 @pytest.fixture(scope="module")
 def tool(index_root, embedder):
-    return BasicRetrieval(index_root / "ALR-20260429-017" / "basic.duckdb", embedder)
+    from investigator.config import Settings
+
+    return BasicRetrieval(Settings(index_root=index_root).index_dir("ALR-20260429-017", REFERENCE) / "basic.duckdb",
+                          embedder)
 
 
 def test_an_unreadable_source_is_never_scored_or_returned(tool):

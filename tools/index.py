@@ -8,13 +8,15 @@ Vectors are cached by text hash, so a rebuild re-embeds only what changed.
 
 from __future__ import annotations
 
-import json
+import fcntl
 import os
+import re
+import shutil
 import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -47,8 +49,14 @@ class IndexInfo(Frozen):
     bytes: int
 
 
-def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str]) -> str:
-    return stable_id(SCHEMA_VERSION, sorted((d.id, d.revision) for d in docs if d.id not in tombstones))
+def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str], profile: Profile | None = None) -> str:
+    """What the index is built from: every live source as parsed (its text, its manifest entry
+    but the groups -- access is read from the manifest at query time, never from the index --
+    and everything parsed from it) and the profile the structured records are derived with.
+    A changed environment in `sources.yaml`, a changed profile or sidecar is a stale index."""
+    parsed = sorted((d.id, content_hash(d.model_dump_json(exclude={"entry": {"groups"}})))
+                    for d in docs if d.id not in tombstones)
+    return stable_id(SCHEMA_VERSION, content_hash((profile or default_profile()).model_dump_json()), parsed)
 
 
 def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
@@ -82,33 +90,36 @@ STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", 
 
 
 def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None,
-                docs: list[SourceDoc] | None = None, profile: Profile | None = None) -> IndexInfo:
+                docs: list[SourceDoc] | None = None, profile: Profile | None = None,
+                vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources (parsed here unless given),
-    honouring tombstones."""
+    honouring tombstones. `vectors_from`: other indexes whose cached vectors may be reused."""
     docs = docs if docs is not None else load_sources(case_dir, load_manifest(case_dir))
     dead = tombstoned(path)
     live = [d for d in docs if d.id not in dead]
     chunks = [c for d in live for c in chunk_source(d)]
     progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
-    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead), live, progress,
-                             profile=profile)
+    return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead, profile), live, progress,
+                             profile=profile, vectors_from=vectors_from)
 
 
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
                       docs: list[SourceDoc] = (), progress: Progress = lambda _m: None,
-                      profile: Profile | None = None) -> IndexInfo:
+                      profile: Profile | None = None, vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`.
 
     The index is built into a fresh file next to `path`, checked against what was parsed, and
     only then swapped in (one rename): a build killed at any point leaves the previous index
     (or none) in place, never a partial one that looks up to date. The embedding cache and the
-    tombstones of the previous index are carried over."""
+    tombstones of the previous index are carried over; vectors still missing are looked up in
+    the embedding caches of `vectors_from` (a vector is keyed by the embedder and the exact
+    text, so any index's cache will do) before anything is embedded."""
     t0 = time.perf_counter()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(path.parent)
     release_readers(path)
-    tmp = path.with_name(f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}.duckdb")
+    tmp = path.with_name(build_name(".duckdb"))
     docs = list(docs)
     try:
         con = duckdb.connect(str(tmp))
@@ -116,7 +127,7 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
             _schema(con, embedder.dim)
             crash_point("index", 1)
             if path.exists():
-                con.execute(f"ATTACH '{path}' AS old (READ_ONLY)")
+                con.execute(f"ATTACH {_sql_str(path)} AS old (READ_ONLY)")
                 try:
                     con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM old.embed_cache")
                     con.execute("INSERT OR REPLACE INTO tombstones SELECT * FROM old.tombstones")
@@ -125,13 +136,13 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
                 finally:
                     con.execute("DETACH old")
             crash_point("index", 2)
-            vecs, embedded = _vectors(con, chunks, embedder, progress)
+            vecs, embedded = _vectors(con, chunks, embedder, progress, vectors_from)
             crash_point("index", 3)
             _insert_chunks(con, chunks, vecs, embedder.dim)
             crash_point("index", 4)
-            _structured(con, docs, profile or default_profile())
+            derived = _structured(con, docs, profile or default_profile())
             crash_point("index", 5)
-            _verify(con, chunks, docs)
+            _verify(con, chunks, docs, derived)
             con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
                         [fingerprint, embedder.name, str(embedder.dim)])
             crash_point("index", 6)
@@ -148,22 +159,118 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
                      sources=len({c.source_id for c in chunks}), embedded=embedded,
                      seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
-    path.with_suffix(".info.json").write_text(info.model_dump_json(indent=2))
+    info_path = path.with_suffix(".info.json")
+    info_tmp = info_path.with_name(build_name(".json"))
+    info_tmp.write_text(info.model_dump_json(indent=2))
+    os.replace(info_tmp, info_path)
     crash_point("index", 9)
     progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
     return info
 
 
 BUILD_PREFIX = ".build-"
+_LEFTOVER = re.compile(r"^\.(?:build|[^.]+\.(?:building|old))-(?:(\d+)-)?")
+"""What a build writes before it swaps its result in: `.build-<pid>-…` files of the chunk index,
+`.<name>.building-<pid>-…` (being built) and `.<name>.old-<pid>-…` (being replaced) folders of
+the graph. They hold source text, restricted text included."""
 
 
-def remove_leftovers(folder: Path) -> None:
-    """Build files of builds that died (their process is gone) are removed."""
-    for p in Path(folder).glob(f"{BUILD_PREFIX}*"):
-        pid = p.name[len(BUILD_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and pid_alive(int(pid)):
+def build_name(suffix: str = "") -> str:
+    """A fresh name for a build file next to an index, owned by this process."""
+    return f"{BUILD_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}{suffix}"
+
+
+def remove_leftovers(folder: Path) -> list[str]:
+    """Remove what builds that died left in an index folder (files of the chunk index, folders
+    of the graph); a build whose process is still alive keeps its own. Returns what went."""
+    gone: list[str] = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return gone
+    for p in sorted(folder.iterdir()):
+        m = _LEFTOVER.match(p.name)
+        if m is None or (m.group(1) and pid_alive(int(m.group(1)))):
             continue
-        p.unlink(missing_ok=True)
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        gone.append(p.name)
+    return gone
+
+
+LOCK_NAME = ".lock"
+_HELD: dict[tuple[str, int], list[int]] = {}
+"""Build locks this process holds: (folder, thread) -> [file descriptor, depth]."""
+
+
+@contextmanager
+def build_lock(folder: Path, progress: Progress = lambda _m: None, what: str = "the index",
+               poll: float = 0.25, remind: float = 30.0) -> Iterator[None]:
+    """Hold the build lock of an index folder (`flock` on `<folder>/.lock`) while checking
+    whether its indexes are current and (re)building them.
+
+    A second process (a second first run, an `index` next to a `run`) waits here, saying so,
+    and then finds the index the first one built current instead of building it again or
+    tripping over its files. The lock dies with its process (a killed build never leaves it
+    held) and is re-entrant within a thread."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = (str(folder.resolve()), threading.get_ident())
+    held = _HELD.get(key)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _try_lock(fd):
+            holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
+            progress(f"waiting for {holder} (in {folder}): what it builds is used, not built again")
+            started = last = time.monotonic()
+            while not _try_lock(fd):
+                time.sleep(poll)
+                if time.monotonic() - last >= remind:
+                    last = time.monotonic()
+                    progress(f"still waiting for {holder} ({last - started:.0f}s so far)")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()}, which is building {what}".encode(), 0)
+        _HELD[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def index_meta(path: Path) -> dict[str, str] | None:
+    """The `meta` table of the index at `path` (fingerprint, embedder, dim); None when there is
+    no readable index."""
+    if not Path(path).exists():
+        return None
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
 
 
 def pid_alive(pid: int) -> bool:
@@ -183,18 +290,24 @@ def crash_point(stage: str, step: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[SourceDoc]) -> None:
-    """The written index holds every chunk and every source parsed: a partial build is refused."""
-    n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
-    if n_chunks != len(chunks) or n_sources != len(docs):
-        raise IndexMissing(f"index build incomplete: {n_chunks}/{len(chunks)} chunks, {n_sources}/{len(docs)} sources")
+def _verify(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], docs: list[SourceDoc],
+            derived: dict[str, int] | None = None) -> None:
+    """The written index holds every chunk, every source parsed and every record derived from
+    them (streams, relations, placements, changes, rollouts, records): a partial build is refused."""
+    want = {"chunks": len(chunks), "sources": len(docs), **(derived or {})}
+    have = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in want}
+    short = [f"{have[t]}/{n} {t}" for t, n in want.items() if have[t] != n]
+    if short:
+        raise IndexMissing(f"index build incomplete: {', '.join(short)}")
 
 
 def last_build(path: Path) -> IndexInfo | None:
     """What the last build of the index at `path` measured (time, size), if recorded."""
     info = Path(path).with_suffix(".info.json")
-    return IndexInfo.model_validate_json(info.read_text()) if info.exists() else None
+    try:
+        return IndexInfo.model_validate_json(info.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _vec_column(vecs: np.ndarray, dim: int) -> pa.Array:
@@ -221,11 +334,16 @@ def _insert_chunks(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], vecs: np
 
 
 def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embedder,
-             progress: Progress) -> tuple[np.ndarray, int]:
+             progress: Progress, vectors_from: Sequence[Path] = ()) -> tuple[np.ndarray, int]:
     hashes = [content_hash(embedder.name + "\x1f" + c.text) for c in chunks]
     cached: dict[str, np.ndarray] = {}
     if hashes:
         con.register("want", pa.table({"hash": sorted(set(hashes))}))
+        for other in vectors_from:
+            if con.execute("SELECT count(*) FROM want LEFT JOIN embed_cache e USING (hash) "
+                           "WHERE e.hash IS NULL").fetchone()[0] == 0:
+                break
+            _copy_vectors(con, Path(other))
         for h, v in con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall():
             cached[h] = np.asarray(v, dtype=np.float32)
         con.unregister("want")
@@ -241,14 +359,34 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
     return mat, len(todo)
 
 
-def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> None:
+def _sql_str(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _copy_vectors(con: duckdb.DuckDBPyConnection, other: Path) -> None:
+    """Copy the wanted vectors another index has cached (skipped when it cannot be read now)."""
+    try:
+        con.execute(f"ATTACH {_sql_str(other)} AS other (READ_ONLY)")
+    except duckdb.Error:
+        return
+    try:
+        con.execute("INSERT OR IGNORE INTO embed_cache SELECT o.hash, o.vec FROM other.embed_cache o "
+                    "JOIN want USING (hash)")
+    except duckdb.Error:  # an older index, or another dimension
+        pass
+    finally:
+        con.execute("DETACH other")
+
+
+def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: Profile) -> dict[str, int]:
     """What each source can answer: its signal streams, stated relations, placements, changes.
+    Returns the rows derived per table (for the completeness check).
 
     Names are resolved with a registry of every source: the index only says which sources a
     lookup should read back; what is established comes from the read, with the registry of
     the sources the principal may read."""
     if not docs:
-        return
+        return {}
     con.executemany("INSERT INTO sources VALUES (?,?,?,?,?,?,?,?,?)",
                     [(d.id, d.kind, d.entry.environment, d.entry.service, d.version, d.revision, d.status,
                       d.entry.trust, d.title) for d in docs])
@@ -272,10 +410,13 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
         if d.kind in ("mapping", "ownership", "config", "catalog"):
             svc = reg.resolve(d.about) or d.about
             records.append((d.id, d.kind, svc, env, 0, len(d.text)))
+    derived = {}
     for table, rows in (("streams", streams_), ("relations", relations), ("placements", placements),
                         ("changes", changes), ("rollouts", rollouts), ("records", records)):
         if rows:
             con.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
+        derived[table] = len(rows)
+    return derived
 
 
 def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
@@ -349,23 +490,21 @@ def open_index(path: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
 
 
 def index_fingerprint(path: Path) -> str | None:
-    if not Path(path).exists():
-        return None
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    return row[0] if row else None
+    return (index_meta(path) or {}).get("fingerprint")
 
 
 def tombstoned(path: Path) -> set[str]:
+    """The sources deleted from the index at `path`. An index that exists but cannot be read is
+    an error, never "nothing deleted" (a rebuild would bring its deleted sources back)."""
     if not Path(path).exists():
         return set()
-    con = duckdb.connect(str(path), read_only=True)
     try:
-        return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
-    finally:
-        con.close()
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise IndexMissing(f"the index at {path} cannot be read ({str(exc).splitlines()[0]}): if another "
+                           "process is writing it, try again; if it is damaged, move it away, run "
+                           "`investigator index CASE` and delete again any source deleted before") from None

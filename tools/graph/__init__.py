@@ -7,7 +7,7 @@ deterministic extractive writer. See NOTES.md.
 Two layers:
 
 * the product tool (``casegraph``, ``walk``, ``community``):
-  ``build_case_graph``, ``graph_fingerprint``, ``graph_is_fresh`` and
+  ``build_case_graph``, ``graph_fingerprint``, ``graph_is_fresh``, ``readerships`` and
   ``GraphRetrieval`` (the ``graph`` retrieval tool);
 * the graphrag wrapper (``builder``, ``tables``, ``_extract``, ``_models``):
   ``build_graph_index``, ``load_graph_tables``
@@ -38,6 +38,7 @@ _EXPORTS = {
     "build_case_graph": "casegraph",
     "graph_fingerprint": "casegraph",
     "graph_is_fresh": "casegraph",
+    "readerships": "casegraph",
     "GraphRetrieval": "walk",
     "GraphBridge": "walk",
     "CommunityContext": "community",

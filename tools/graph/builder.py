@@ -12,7 +12,8 @@ lists ``(dropped_id, kept_id)``.
 
 Each build goes to a fresh sibling folder that then replaces ``out_dir``, so
 nothing of a previous index (deleted documents, graphrag's ``context.json``
-state, LanceDB rows) survives a rebuild.
+state, LanceDB rows) survives a rebuild, and a build killed at any point leaves the
+previous index or none, never a partial one (``_swap.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import json
 import logging
 import shutil
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -39,6 +39,8 @@ from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.tokenizer.get_tokenizer import get_tokenizer
 from graphrag_llm.config import ModelConfig
 
+from tools.index import crash_point
+
 from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, register_extract_workflow
 from ._tables import TABLE_TYPE, register_tables
 from .settings import write_settings
@@ -49,6 +51,7 @@ from ._models import (
     embedding_model_config,
     report_model_config,
 )
+from ._swap import staging_dir, swap_in
 
 MANIFEST = "graph_index.json"
 TABLES = (
@@ -95,6 +98,7 @@ def build_graph_index(
     seed: int = 0xDEADBEEF,
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
+    finish: Callable[[Path], None] | None = None,
 ) -> BuildStats:
     """Build (or fully replace) the index in ``out_dir``; blocking.
 
@@ -104,6 +108,8 @@ def build_graph_index(
     see ``_extract``); None keeps graphrag's all-pairs co-occurrence. In async
     code await ``abuild_graph_index`` instead (graphrag's nest_asyncio patch lets this
     run inside a loop, but it would block that loop). One build at a time per process.
+    ``finish(folder)``: called on the finished build folder before it is swapped in (to
+    post-process tables or add files; what it writes is swapped in with the rest).
     """
     return asyncio.run(
         abuild_graph_index(
@@ -116,6 +122,7 @@ def build_graph_index(
             seed=seed,
             report_model=report_model,
             subject=subject,
+            finish=finish,
         )
     )
 
@@ -131,6 +138,7 @@ async def abuild_graph_index(
     seed: int = 0xDEADBEEF,
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
+    finish: Callable[[Path], None] | None = None,
 ) -> BuildStats:
     """Async form of ``build_graph_index``.
 
@@ -145,8 +153,7 @@ async def abuild_graph_index(
     tokenizer = get_tokenizer(encoding_model=ENCODING)
     chunk_size = max([MIN_CHUNK_TOKENS, *(len(tokenizer.encode(d.text)) for d in docs)])
 
-    staging = out.with_name(f".{out.name}.building-{uuid.uuid4().hex[:8]}")
-    staging.mkdir(parents=True)
+    staging = staging_dir(out)
     try:
         prompt = staging / "prompts" / "community_report_text.txt"
         prompt.parent.mkdir()
@@ -196,10 +203,14 @@ async def abuild_graph_index(
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         write_settings(staging, dim=dim, chunk_size=chunk_size, encoding=ENCODING)  # graphrag's own tools open it
+        crash_point("graph", 1)
+        if finish is not None:
+            finish(staging)
+        crash_point("graph", 2)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _swap_in(staging, out)
+    swap_in(staging, out)
     return BuildStats(
         out_dir=str(out),
         wall_seconds=round(time.perf_counter() - start, 3),
@@ -318,14 +329,6 @@ def _check_one_unit_per_document(root: Path, docs: list[GraphDocument]) -> None:
         t != texts[o] for o, t in zip(owners, units["text"], strict=True)
     ):
         raise RuntimeError("text units do not map one-to-one onto the documents")
-
-
-def _swap_in(staging: Path, out: Path) -> None:
-    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 class _graphrag_logging_restored:

@@ -8,8 +8,14 @@ vectors already computed for the DuckDB index are reused (same embedder, same te
 
 The graph folder gets a manifest, ``investigator_graph.json``, naming the index it was
 built from: the index's ``meta.fingerprint`` plus a digest of its chunk ids (which
-changes on a tombstone even when the index meta does not). ``graph_fingerprint``
-reads the first back, ``graph_is_fresh`` compares both with the index as it is now.
+changes on a tombstone even when the index meta does not), and the digests of the
+extractor and of the sources' readerships. ``graph_fingerprint`` reads the first back,
+``graph_is_fresh`` compares them with the index and the case as they are now.
+
+Stored summaries (community reports, entity descriptions) are made single-readership
+(``single_readership``) and the manifest is written in the build folder before it is swapped
+in, so a graph in place is always whole, and never stores a summary that mixes text of
+sources readable by different principals.
 """
 
 from __future__ import annotations
@@ -19,8 +25,7 @@ import json
 import resource
 import shutil
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -32,11 +37,12 @@ from state._base import Frozen, stable_id
 from tools.embedding import Embedder
 from tools.index import open_index
 
+from ._swap import staging_dir, swap_in
 from .analyzer import EntityAnalyzer, analyzer_digest, canonical
 
 CASE_MANIFEST = "investigator_graph.json"
 GRAPH_MANIFEST = "graph_index.json"  # the wrapper's own manifest (see builder.py)
-FORMAT = 1
+FORMAT = 2
 Progress = Callable[[str], None]
 
 
@@ -66,6 +72,12 @@ class GraphBuildInfo(Frozen):
     peak_rss_mib: float = 0.0
     """Peak resident set of the whole process so far (``ru_maxrss``), after the build."""
     graphrag_version: str = ""
+    readerships_digest: str | None = None
+    """Digest of the source -> readership mapping the summaries were partitioned by (None: one)."""
+    reports_withheld: int = 0
+    """Community reports not stored because their community spans readerships."""
+    descriptions_withheld: int = 0
+    """Entity descriptions left empty because the entity is named in several readerships."""
 
 
 def chunks_digest(chunk_ids: list[str]) -> str:
@@ -80,7 +92,7 @@ def _read_index(index_path: Path) -> tuple[list[tuple], str | None, str | None]:
     con = open_index(index_path)
     try:
         rows = con.execute(
-            "SELECT chunk_id, kind, title, text, vec FROM chunks ORDER BY chunk_id"
+            "SELECT chunk_id, kind, title, text, vec, source_id FROM chunks ORDER BY chunk_id"
         ).fetchall()
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
     finally:
@@ -106,6 +118,21 @@ def _current_state(index_path: Path) -> tuple[str | None, str] | None:
     return (row[0] if row else None), chunks_digest(ids)
 
 
+def readerships(docs: Iterable[Any]) -> dict[str, str]:
+    """Source id -> its readership: the environment it is scoped to and the exact set of groups
+    allowed to read it (``SourceDoc``s or manifest entries). Two sources of one readership are
+    readable by exactly the same principals in exactly the same queries."""
+    out: dict[str, str] = {}
+    for d in docs:
+        entry = getattr(d, "entry", d)
+        out[str(entry.id)] = f"{entry.environment}: {', '.join(sorted(set(entry.groups)))}"
+    return out
+
+
+def readerships_digest(readers: Mapping[str, str] | None) -> str | None:
+    return None if readers is None else stable_id(sorted(readers.items()))
+
+
 def build_case_graph(
     index_path: Path,
     graph_dir: Path,
@@ -113,15 +140,23 @@ def build_case_graph(
     extractor: EntityAnalyzer,
     progress: Progress = lambda _m: None,
     report_model: Any = None,
+    readerships: Mapping[str, str] | None = None,
 ) -> GraphBuildInfo:
     """(Re)build the graph at ``graph_dir`` from the chunks of the index at ``index_path``.
 
     ``report_model`` (a graphrag ``ModelConfig``) swaps the offline extractive report
     writer for a real LLM; see ``tools.graph._models.llm_report_model``.
 
+    ``readerships`` (source id -> readership, see ``readerships()``): every stored summary
+    (community report, entity description) is derived from text of one readership only, so
+    whoever may read all its inputs may see it; a community or entity that spans readerships
+    keeps no stored summary (the community view writes one per query from the units in
+    scope). None: every source has one readership (a corpus everyone reads, e.g. a benchmark).
+    A source missing from the mapping is a readership of its own.
+
     The previous graph folder is replaced as a whole (nothing of a deleted source
-    survives). Blocking; one build at a time per process (graphrag's loggers and
-    workflow registry are process-wide).
+    survives), in one swap after the build and its manifest are complete. Blocking; one
+    build at a time per process (graphrag's loggers and workflow registry are process-wide).
     """
     t0 = time.perf_counter()
     index_path, graph_dir = Path(index_path), Path(graph_dir)
@@ -129,6 +164,8 @@ def build_case_graph(
     rows = [r for r in rows if r[1] != "metric"]  # metric series are not text
     ids = [r[0] for r in rows]
     progress(f"graph: {len(rows)} chunks from {index_path.name}")
+    reader_of = {r[0]: (readerships.get(r[5], f"source {r[5]}") if readerships is not None else "everyone")
+                 for r in rows}
 
     cache: dict[str, np.ndarray] = {}
     if index_embedder == embedder.name:
@@ -147,37 +184,117 @@ def build_case_graph(
     base = dict(
         graph_dir=str(graph_dir.resolve()), index_path=str(index_path.resolve()), fingerprint=fingerprint,
         chunks_digest=chunks_digest(ids), extractor_digest=extractor_digest(extractor),
+        readerships_digest=readerships_digest(readerships),
         embedder=embedder.name, dim=embedder.dim, chunks=len(rows), graphrag_version=version("graphrag"),
     )
+    built: list[GraphBuildInfo] = []
+
+    def finish(folder: Path, info: GraphBuildInfo) -> None:
+        """Make the finished folder's summaries single-readership and write the manifest into it."""
+        wrapper = json.loads((folder / GRAPH_MANIFEST).read_text(encoding="utf-8"))
+        merged = tuple(tuple(m) for m in wrapper.get("merged_duplicates", []))
+        withheld = single_readership(folder, reader_of, extractor.names, merged)
+        info = info.model_copy(update={
+            "documents": info.chunks - len(merged), "merged_duplicates": merged,
+            **withheld,
+            "row_counts": {t: _rows(folder / f"{t}.parquet") for t in TABLE_NAMES},
+            "output_bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
+            "wall_seconds": round(time.perf_counter() - t0, 3),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        })
+        (folder / CASE_MANIFEST).write_text(json.dumps({"format": FORMAT, **info.model_dump(mode="json")},
+                                                      indent=2), encoding="utf-8")
+        built.append(info)
+
     if rows:
         from .builder import build_graph_index
 
         progress(f"graph: running graphrag (fast pipeline, {embedder.name}, domain extractor)")
-        stats = build_graph_index(
+        started = time.perf_counter()
+        build_graph_index(
             [{"id": r[0], "title": r[2] or "", "text": r[3]} for r in rows],
             graph_dir, embed=embed, dim=embedder.dim, analyze=extractor.names, report_model=report_model,
             subject=lambda title: _subject(extractor, title),
-        )
-        info = GraphBuildInfo(
-            **base, documents=len(rows) - len(stats.merged_duplicates),
-            merged_duplicates=stats.merged_duplicates, row_counts=stats.row_counts,
-            graphrag_seconds=stats.wall_seconds, embedded_texts=embedded, wall_seconds=0.0,
+            finish=lambda folder: finish(folder, GraphBuildInfo(
+                **base, documents=0, graphrag_seconds=round(time.perf_counter() - started, 3),
+                embedded_texts=embedded)),
         )
     else:  # an index with no text chunks: an empty graph, still fresh for this index
-        _empty_graph(graph_dir, embedder.dim)
-        info = GraphBuildInfo(**base, documents=0)
-    manifest = graph_dir / CASE_MANIFEST
-    tmp = manifest.with_name(f".{CASE_MANIFEST}.{uuid.uuid4().hex[:8]}")
-    info = info.model_copy(update={
-        "output_bytes": sum(p.stat().st_size for p in graph_dir.rglob("*") if p.is_file()),
-        "wall_seconds": round(time.perf_counter() - t0, 3),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    })
-    tmp.write_text(json.dumps({"format": FORMAT, **info.model_dump(mode="json")}, indent=2), encoding="utf-8")
-    tmp.replace(manifest)
+        _empty_graph(graph_dir, embedder.dim, lambda folder: finish(folder, GraphBuildInfo(**base, documents=0)))
+    info = built[0]
     progress(f"graph built: {info.row_counts.get('entities', 0)} entities, "
              f"{info.row_counts.get('communities', 0)} communities, {info.wall_seconds}s")
     return info
+
+
+TABLE_NAMES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports")
+
+
+def _rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows if path.exists() else 0
+
+
+def single_readership(folder: Path, reader_of: Mapping[str, str], analyze: Callable[[str], list[str]],
+                      merged: tuple[tuple[str, ...], ...] = ()) -> dict[str, int]:
+    """Keep only summaries derived from one readership in the graph tables in ``folder``.
+
+    A text unit belongs to the readerships of the chunks that hold its text (one, or more for
+    merged duplicates). A community report is kept when one readership holds every unit of its
+    community (a parent's units include its children's, so the sub-reports it folds in are
+    covered too); an entity's description is rewritten from the sentences of one readership
+    that holds every unit naming it, and is empty when none does. Returns how many reports and
+    descriptions were withheld."""
+    import pandas as pd
+
+    from ._extract import describe_entities
+
+    withheld = {"reports_withheld": 0, "descriptions_withheld": 0}
+    if not (folder / "text_units.parquet").exists():
+        return withheld  # an empty graph
+    units = pd.read_parquet(folder / "text_units.parquet", columns=["id", "document_id", "text"])
+    owners: dict[str, list[str]] = {str(d): [str(d)] for d in units["document_id"]}
+    for dropped, kept in merged:
+        owners.setdefault(str(kept), [str(kept)]).append(str(dropped))
+    unit_readers = {str(u): {reader_of.get(c, f"chunk {c}") for c in owners[str(d)]}
+                    for u, d in zip(units["id"], units["document_id"], strict=True)}
+
+    def common(unit_ids: Any) -> str | None:
+        """The readership that holds every one of these units (None: there is none)."""
+        sets = [unit_readers.get(str(u), set()) for u in ([] if unit_ids is None else list(unit_ids))]
+        shared = set.intersection(*sets) if sets else set()
+        return min(shared) if shared else None
+
+    if len({r for rs in unit_readers.values() for r in rs}) <= 1:
+        return withheld  # one readership: nothing can mix
+
+    communities = pd.read_parquet(folder / "communities.parquet", columns=["community", "text_unit_ids"])
+    single = {int(c) for c, u in zip(communities["community"], communities["text_unit_ids"], strict=True)
+              if common(u) is not None}
+    reports_path = folder / "community_reports.parquet"
+    reports = pd.read_parquet(reports_path)
+    keep = reports["community"].astype(int).isin(single)
+    withheld["reports_withheld"] = int((~keep).sum())
+    reports[keep].reset_index(drop=True).to_parquet(reports_path)
+
+    entities_path = folder / "entities.parquet"
+    entities = pd.read_parquet(entities_path)
+    reader_units: dict[str, list[str]] = {}
+    for text, rs in zip(units["text"], (unit_readers[str(u)] for u in units["id"]), strict=True):
+        for r in rs:
+            reader_units.setdefault(r, []).append(str(text))
+    titles = set(entities["title"].astype(str))
+    per_reader = {r: describe_entities(analyze, texts, titles) for r, texts in sorted(reader_units.items())}
+    descriptions = []
+    for title, unit_ids in zip(entities["title"], entities["text_unit_ids"], strict=True):
+        r = common(unit_ids)
+        descriptions.append(per_reader[r].get(str(title), "") if r is not None else "")
+    withheld["descriptions_withheld"] = sum(
+        1 for d, old in zip(descriptions, entities["description"], strict=True) if not d and old)
+    entities["description"] = descriptions
+    entities.to_parquet(entities_path)
+    return withheld
 
 
 def _subject(extractor: EntityAnalyzer, title: str) -> str | None:
@@ -188,13 +305,17 @@ def _subject(extractor: EntityAnalyzer, title: str) -> str | None:
     return name if name in extractor.names(title) else None
 
 
-def _empty_graph(graph_dir: Path, dim: int) -> None:
-    if graph_dir.exists():
-        if any(graph_dir.iterdir()) and not (graph_dir / GRAPH_MANIFEST).exists():
-            raise FileExistsError(f"{graph_dir} is not empty and holds no {GRAPH_MANIFEST}: not replacing it")
-        shutil.rmtree(graph_dir)
-    graph_dir.mkdir(parents=True)
-    (graph_dir / GRAPH_MANIFEST).write_text(json.dumps({"dim": dim, "documents": 0}), encoding="utf-8")
+def _empty_graph(graph_dir: Path, dim: int, finish: Callable[[Path], None]) -> None:
+    if graph_dir.exists() and any(graph_dir.iterdir()) and not (graph_dir / GRAPH_MANIFEST).exists():
+        raise FileExistsError(f"{graph_dir} is not empty and holds no {GRAPH_MANIFEST}: not replacing it")
+    staging = staging_dir(graph_dir)
+    try:
+        (staging / GRAPH_MANIFEST).write_text(json.dumps({"dim": dim, "documents": 0}), encoding="utf-8")
+        finish(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in(staging, graph_dir)
 
 
 def read_manifest(graph_dir: Path) -> dict | None:
@@ -213,9 +334,10 @@ def graph_fingerprint(graph_dir: Path) -> str | None:
 
 
 def graph_is_fresh(index_path: Path, graph_dir: Path, embedder: Embedder | None = None,
-                   extractor: EntityAnalyzer | None = None) -> bool:
+                   extractor: EntityAnalyzer | None = None, readerships: Mapping[str, str] | None = None) -> bool:
     """True when the graph was built from exactly the index's current chunks (and, when
-    given, with this embedder and an extractor of the same gazetteer)."""
+    given, with this embedder, an extractor of the same gazetteer and the same readerships:
+    a changed group or environment in the manifest re-partitions its summaries)."""
     data = read_manifest(graph_dir)
     state = _current_state(index_path)
     if data is None or state is None:
@@ -223,5 +345,7 @@ def graph_is_fresh(index_path: Path, graph_dir: Path, embedder: Embedder | None 
     if (data.get("fingerprint"), data.get("chunks_digest")) != state:
         return False
     if embedder is not None and (data.get("embedder"), data.get("dim")) != (embedder.name, embedder.dim):
+        return False
+    if readerships is not None and data.get("readerships_digest") != readerships_digest(readerships):
         return False
     return extractor is None or data.get("extractor_digest") == extractor_digest(extractor)

@@ -6,9 +6,12 @@ a parent's report may fold in its sub-communities' reports, whose units are a su
 So for one query, per community:
 
 * every member unit is in the walk scope (readable, query environment or ``*``,
-  still in the chunk index): graphrag's stored report is used as it is;
-* some members are in scope: the report is **rewritten** with the same extractive
-  writer (``_models.write_extractive_report``) from the in-scope members' texts only;
+  still in the chunk index) and a report is stored (only communities whose units are all of
+  one readership keep one, ``casegraph.single_readership``): graphrag's stored report is
+  used as it is;
+* some members are in scope, or no report is stored: the report is **rewritten** with the
+  same extractive writer (``_models.write_extractive_report``) from the in-scope members'
+  texts only;
 * none is: the community is left out.
 
 The kept reports go through graphrag's ``GlobalCommunityContext`` (global-search
