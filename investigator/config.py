@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from state._base import Frozen
+from state import Frozen
 
 
 class Settings(Frozen):

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from state._base import Frozen
+from state import Frozen
 from state.errors import IndexMissing
 from state.evidence import Hit
 from tools.access import AccessSnapshot
