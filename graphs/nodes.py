@@ -22,7 +22,7 @@ from state import stable_id
 from state.case import CausalChainClaim
 from state.claims import ClaimDecision, StopReason
 from state.evidence import (
-    ChangesAction, DocumentsAction, Gap, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
+    ChangesAction, DocumentsAction, Gap, Hit, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
 )
 from state.steps import (
     DecideStep, HitRef, Logged, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,

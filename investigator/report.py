@@ -14,7 +14,7 @@ import json
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -27,7 +27,7 @@ from state.facts import SignalFact
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
 
-SCHEMA = "investigator/report@1"
+SCHEMA: Final = "investigator/report@1"
 """The report format's name and version: `report.json`'s `schema` field and the JSON Schema's `$id`."""
 
 

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from state._base import AwareDatetime, Duration, Frozen, content_hash, parse_duration, stable_id
 
-_EXPORTS = {name: "_base" for name in
-            ("AwareDatetime", "Duration", "Frozen", "content_hash", "parse_duration", "stable_id")}
+__all__ = ["AwareDatetime", "Duration", "Frozen", "content_hash", "parse_duration", "stable_id"]
 
-__all__ = sorted(_EXPORTS)
+_EXPORTS = dict.fromkeys(__all__, "_base")
 
 
 def __getattr__(name: str) -> Any:

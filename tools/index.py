@@ -8,7 +8,6 @@ Vectors are cached by text hash, so a rebuild re-embeds only what changed.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading

@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from state import Frozen, stable_id
+from state import Frozen
 from tools.embedding import Embedder
 from tools.index import open_index
 
