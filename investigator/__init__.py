@@ -11,19 +11,13 @@ commands start without the model, the indexes or the loop:
   (report.json's model and JSON Schema);
 * `generate`: seeded synthetic cases with their gold answers.
 
-`__version__` is the installed package's version.
+`__version__` is the installed package's version (looked up on first use).
 """
 
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("investigator")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Investigator": "runtime",
@@ -42,7 +36,19 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~35 ms: only when asked
+
+    try:
+        return version("investigator")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -52,4 +58,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})

@@ -240,6 +240,21 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class _VersionAction(argparse.Action):
+    """--version: the installed package's version, looked up only when asked (not for every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 help: str = "print the version and exit") -> None:  # noqa: A002 - argparse's keyword
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from investigator import __version__
+
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
+
+
 def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
     """--home and --store, accepted before the command and after it (there, they win)."""
     unset = None if top else argparse.SUPPRESS  # a command's parser must not reset a value given before it
@@ -250,11 +265,9 @@ def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from investigator import __version__
-
     p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.",
                                 formatter_class=_HelpFormatter)
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    p.add_argument("--version", action=_VersionAction)
     _global_options(p, top=True)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -72,10 +72,8 @@ def test_every_help_shows_the_defaults(monkeypatch):
     for name, sub in {"": parser(), **_subparsers(parser())}.items():
         text = " ".join(sub.format_help().split())
         for action in sub._actions:
-            if action.help == argparse.SUPPRESS or action.required or isinstance(action, (
-                    argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction,
-                    argparse._StoreTrueAction)):
-                continue
+            if action.required or action.nargs == 0 or isinstance(action, argparse._SubParsersAction):
+                continue  # required, or a flag (--force, --help, --version): no value to default
             if not action.option_strings and action.nargs not in ("*", "?"):
                 continue  # a required positional has no default
             shown = " ".join(action.help.split())
