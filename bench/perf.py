@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from state._base import stable_id  # noqa: E402
+from state import stable_id  # noqa: E402
 from tools.access import AccessSnapshot  # noqa: E402
 from tools.chunking import Chunk  # noqa: E402
 from tools.retrieval import SearchQuery  # noqa: E402

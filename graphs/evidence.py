@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from state._base import stable_id
+from state import stable_id
 from state.case import Case
 from state.evidence import Evidence, Finding, Hit, Scope
 from state.facts import Fact

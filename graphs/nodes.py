@@ -18,11 +18,11 @@ from graphs.knowledge import Knowledge
 from graphs.loop_state import LoopState
 from graphs.planner import DeterministicPlanner
 from graphs.rules import Trace, entity_state
-from state._base import stable_id
+from state import stable_id
 from state.case import CausalChainClaim
 from state.claims import ClaimDecision, StopReason
 from state.evidence import (
-    ChangesAction, DocumentsAction, Gap, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
+    ChangesAction, DocumentsAction, Gap, Hit, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
 )
 from state.steps import (
     DecideStep, HitRef, Logged, PlanChoice, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,

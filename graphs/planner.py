@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graphs.knowledge import Knowledge
-from graphs.rules import Trace, applicability, cause_at, entity_state
+from graphs.rules import Trace, applicability, cause_at
 from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, SymptomClaim
 from state.claims import ClaimDecision
 from state.evidence import (

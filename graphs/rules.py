@@ -21,7 +21,7 @@ from typing import Literal
 
 from graphs.knowledge import Knowledge, Ref
 from state.facts import ChangeFact, DocumentFact, MentionFact, RelationFact, SignalFact
-from tools.entities import RESOURCE_KINDS, canon_key
+from tools.entities import canon_key
 from tools.signals import Range, series_verdict
 
 BAD_UP = ("latency", "errors", "saturation")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from state._base import stable_id
+from state import stable_id
 from tools.access import AccessSnapshot
 from tools.benchdata import Dataset
 from tools.chunking import Chunk

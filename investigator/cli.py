@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from state.errors import InvestigatorError
@@ -13,14 +14,25 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def _inv(args: argparse.Namespace):  # noqa: ANN202 - imported lazily so --help starts at once
-    from graphs.deps import CrashPoint
+def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Workspace for store-only commands
+    """The library object a command wraps, imported only now so that `--help` starts at once.
+
+    Commands marked `store_only` by the parser (runs, show, history) get a bare `Workspace`: the
+    store and checkpoints, without the embedding model, the indexes or the loop.
+    """
     from investigator.config import Settings
+
+    settings = Settings.from_env(args.home, args.store)
+    if getattr(args, "store_only", False):
+        from investigator.workspace import Workspace
+
+        return Workspace(settings)
+    from graphs.deps import CrashPoint
     from investigator.runtime import Investigator
 
     # fault injection for crash tests: INVESTIGATOR_CRASH_AT=node:round kills the process there
     crash = CrashPoint.from_env(os.environ.get("INVESTIGATOR_CRASH_AT"))
-    return Investigator(Settings.from_env(args.home, args.store), crash=crash)
+    return Investigator(settings, crash=crash)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -247,105 +259,156 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from investigator.report import report_json_schema
+
+    text = json.dumps(report_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends "(default: X)" to an option's help unless it has none or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "(default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+class _VersionAction(argparse.Action):
+    """--version: the installed package's version, looked up only when asked (not for every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 help: str = "print the version and exit") -> None:  # noqa: A002 - argparse's keyword
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from investigator import __version__
+
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
+
+
+def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """--home and --store, accepted before the command and after it (there, they win)."""
+    unset = None if top else argparse.SUPPRESS  # a command's parser must not reset a value given before it
+    p.add_argument("--home", default=unset, help="workspace folder for the store, checkpoints and indexes "
+                   "(default: $INVESTIGATOR_HOME, else .investigator)")
+    p.add_argument("--store", default=unset, help="store URL: sqlite:///file.db or postgresql+psycopg://… "
+                   "(default: $INVESTIGATOR_STORE_URL, else sqlite:///HOME/investigator.db)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.")
-    p.add_argument("--home", help="workspace folder for the store, checkpoints and indexes (default .investigator)")
-    p.add_argument("--store", help="store URL: sqlite:///file.db (default) or postgresql+psycopg://…")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.",
+                                formatter_class=_HelpFormatter)
+    p.add_argument("--version", action=_VersionAction)
+    _global_options(p, top=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("validate", help="check a case folder and report the first problem (file, field, expected)")
+    def command(name: str, summary: str, func: Callable[[argparse.Namespace], int] | None,
+                **defaults: object) -> argparse.ArgumentParser:
+        s = sub.add_parser(name, help=summary, description=summary, formatter_class=_HelpFormatter)
+        _global_options(s, top=False)
+        if func is not None:
+            s.set_defaults(func=func, **defaults)
+        return s
+
+    s = command("validate", "check a case folder and report the first problem (file, field, expected)", cmd_validate)
     s.add_argument("case", help="case folder, e.g. cases/<case-id>")
-    s.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("index", help="build the case's retrieval index (skipped when up to date)")
+    s = command("index", "build the case's retrieval index (skipped when up to date)", cmd_index)
     s.add_argument("case", help="case folder")
     s.add_argument("--force", action="store_true", help="rebuild even when the index is up to date")
-    s.add_argument("--tool", default="all", choices=["basic", "graph", "all"], help="which index to build (default all)")
+    s.add_argument("--tool", default="all", choices=["basic", "graph", "all"], help="which index to build")
     s.add_argument("--graph-from", metavar="DIR", help="use this graphrag output folder (built from the case's chunks) "
-                   "as the graph index instead of building one")
-    s.set_defaults(func=cmd_index)
+                   "as the graph index instead of building one (default: build it)")
 
-    s = sub.add_parser("delete", help="tombstone a source: removed from both indexes and never recalled again")
+    s = command("delete", "tombstone a source: removed from both indexes and never recalled again", cmd_delete)
     s.add_argument("case", help="case folder")
     s.add_argument("source_id", help="manifest id of the source to delete")
     s.add_argument("--reason", default="deleted", help="why (kept with the tombstone)")
-    s.set_defaults(func=cmd_delete)
 
-    s = sub.add_parser("run", help="investigate a case and write report.md and report.json")
+    s = command("run", "investigate a case and write report.md, report.json and report.html", cmd_run)
     s.add_argument("case", help="case folder")
     s.add_argument("--retrieval", default="basic", choices=["basic", "graph"], help="document retrieval tool")
     s.add_argument("--run-id", help="run id (default: the case's run_id, numbered if taken)")
-    s.add_argument("--out", help="report folder (default out/RUN_ID)")
+    s.add_argument("--out", help="report folder (default: out/RUN_ID)")
     s.add_argument("--planner", default="deterministic", choices=["deterministic", "llm"],
                    help="who picks the next action (llm: a chat model chooses among the deterministic candidates)")
-    s.add_argument("--llm-url", help="OpenAI-compatible endpoint for --planner llm")
-    s.add_argument("--llm-model", help="model name for --planner llm")
-    s.add_argument("--llm-tokens", type=int, help="token budget of the LLM planner (then it plans deterministically)")
+    s.add_argument("--llm-url", help="OpenAI-compatible endpoint for --planner llm (default: none; required then)")
+    s.add_argument("--llm-model", help="model name for --planner llm (default: none; required then)")
+    s.add_argument("--llm-tokens", type=int,
+                   help="token budget of the LLM planner, after which it plans deterministically (default: no limit)")
     s.add_argument("--llm-timeout", type=float, help="seconds one LLM call may take before that step plans "
-                   "deterministically (default 30)")
-    s.set_defaults(func=cmd_run)
+                   "deterministically (default: 30)")
 
-    s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions")
+    s = command("resume", "continue a paused or crashed run after re-checking permissions", cmd_resume)
     s.add_argument("run_id", help="the run to continue")
-    s.add_argument("--out", help="report folder (default out/RUN_ID)")
-    s.set_defaults(func=cmd_resume)
+    s.add_argument("--out", help="report folder (default: out/RUN_ID)")
 
-    s = sub.add_parser("compare", help="run one case with graph and basic retrieval and print them side by side")
+    s = command("compare", "run one case with graph and basic retrieval and print them side by side", cmd_compare)
     s.add_argument("case", help="case folder")
-    s.add_argument("--out", help="folder for compare.json and compare.md (default out/compare-CASE)")
-    s.set_defaults(func=cmd_compare)
+    s.add_argument("--out", help="folder for compare.json and compare.md (default: out/compare-CASE)")
 
-    s = sub.add_parser("eval", help="run cases with expected.yaml under each tool and score verdicts, evidence, leaks")
+    s = command("eval", "run cases with expected.yaml under each tool and score verdicts, evidence, leaks", cmd_eval)
     s.add_argument("cases", nargs="*", help="case folders (default: every cases/*/ with an expected.yaml)")
-    s.add_argument("--tool", action="append", choices=["basic", "graph"], help="retrieval tool (repeatable; default both)")
-    s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md (default out/eval)")
-    s.add_argument("--jobs", type=int, default=1, help="cases evaluated in parallel processes (default 1)")
-    s.set_defaults(func=cmd_eval)
+    s.add_argument("--tool", action="append", choices=["basic", "graph"],
+                   help="retrieval tool, repeatable (default: basic and graph)")
+    s.add_argument("--out", default="out/eval", help="folder for eval.json and eval.md")
+    s.add_argument("--jobs", type=int, default=1, help="cases evaluated in parallel processes")
 
-    s = sub.add_parser("init", help="write a case folder from an alert (Alertmanager JSON or text) and a folder of files")
+    s = command("init", "write a case folder from an alert (Alertmanager JSON or text) and a folder of files", cmd_init)
     s.add_argument("--alert", required=True, help="Alertmanager webhook payload, one alert object, or a text file")
     s.add_argument("--sources", required=True, help="folder of material (logs, metrics, traces, kubectl output, ...)")
     s.add_argument("--out", required=True, help="the case folder to write (must not exist unless --force)")
-    s.add_argument("--group", default="sre-oncall", help="default access group for every source (default sre-oncall)")
+    s.add_argument("--group", default="sre-oncall", help="default access group for every source")
     s.add_argument("--force", action="store_true", help="replace an existing folder")
-    s.set_defaults(func=cmd_init)
 
-    s = sub.add_parser("generate", help="write seeded synthetic incident cases with their gold answers")
-    s.add_argument("--seed", type=int, default=1, help="random seed (default 1): the same seed gives the same cases")
-    s.add_argument("--count", type=int, default=30, help="number of cases (default 30)")
+    s = command("generate", "write seeded synthetic incident cases with their gold answers", cmd_generate)
+    s.add_argument("--seed", type=int, default=1, help="random seed: the same seed gives the same cases")
+    s.add_argument("--count", type=int, default=30, help="number of cases")
     s.add_argument("--out", required=True, help="folder to write the case folders into")
-    s.set_defaults(func=cmd_generate)
 
-    s = sub.add_parser("bench", help="benchmarks that print figures")
-    bench = s.add_subparsers(dest="bench", required=True, help="which benchmark")
-    b = bench.add_parser("retrieval", help="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set")
+    s = command("bench", "benchmarks that print figures", None)
+    bench = s.add_subparsers(dest="bench", required=True, metavar="BENCHMARK", help="which benchmark")
+    b = bench.add_parser("retrieval", help="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set",
+                         description="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set",
+                         formatter_class=_HelpFormatter)
+    _global_options(b, top=False)
     b.add_argument("--dataset", required=True, help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout)")
     b.add_argument("--tool", action="append", choices=["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"],
-                   help="tool (repeatable; default all: bm25, dense, basic, graph, graph-ppr, graph+dense)")
-    b.add_argument("--out", help="write the figures as JSON here (e.g. bench/results/retrieval-NAME.json)")
+                   help="tool, repeatable (default: all of bm25, dense, basic, graph, graph-ppr, graph+dense)")
+    b.add_argument("--out", help="write the figures as JSON here, e.g. bench/results/retrieval-NAME.json "
+                   "(default: print only)")
     b.set_defaults(func=cmd_bench_retrieval)
 
-    s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission")
+    s = command("grant", "grant a paused run's principal a group, answering awaiting_permission", cmd_grant)
     s.add_argument("run_id", help="the paused run")
     s.add_argument("--group", action="append", required=True, help="group to grant (repeatable)")
-    s.set_defaults(func=cmd_grant)
 
-    s = sub.add_parser("show", help="print the report of a run (Markdown, or JSON with --json)")
+    s = command("show", "print the report of a run (Markdown, or JSON with --json)", cmd_show, store_only=True)
     s.add_argument("run_id", help="the run to show")
-    s.add_argument("--json", action="store_true", help="print the JSON report")
-    s.set_defaults(func=cmd_show)
+    s.add_argument("--json", action="store_true", help="print the JSON report (as report.json)")
 
-    s = sub.add_parser("history", help="a run's checkpoints, step by step, with their size")
+    s = command("history", "a run's checkpoints, step by step, with their size", cmd_history, store_only=True)
     s.add_argument("run_id", help="the run")
-    s.set_defaults(func=cmd_history)
 
-    s = sub.add_parser("work", help="a worker: resume every run nobody holds (crashed or orphaned), then wait for more")
+    s = command("work", "a worker: resume every run nobody holds (crashed or orphaned), then wait for more", cmd_work)
     s.add_argument("--once", action="store_true", help="drive what is claimable now, then exit")
     s.add_argument("--poll", type=float, default=2.0, help="seconds between looks for claimable runs")
-    s.set_defaults(func=cmd_work)
 
-    s = sub.add_parser("runs", help="list runs with status, stop reason, case, tool and last update")
-    s.set_defaults(func=cmd_runs)
+    command("runs", "list runs with status, stop reason, case, tool and last update", cmd_runs, store_only=True)
+
+    s = command("schema", "print the JSON Schema of report.json (docs/report.schema.json is this output)", cmd_schema)
+    s.add_argument("--out", help="write it to this file (default: standard output)")
     return p
 
 

@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from state._base import Frozen
+from state import Frozen
 
 
 class Settings(Frozen):

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from investigator.report import Report, render_markdown
-from state._base import Frozen
+from state import Frozen, content_hash
 from state.expected import Expected, load_expected
-from state._base import content_hash
 from tools.corpus import load_manifest, read_text
 from tools.evaluation import mean
 

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-from state._base import Frozen
+from state import Frozen
 from state.errors import CaseError
 from tools.detect import detect
 from tools.formats.logs import parse_time

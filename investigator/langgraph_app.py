@@ -123,7 +123,8 @@ def thread_tag(thread: str) -> str:
 
 def _choice(state: StudioState, config: RunnableConfig, key: str, env: tuple[str, ...], default: str | None) -> str | None:
     conf = (config or {}).get("configurable") or {}
-    return state.get(key) or conf.get(key) or next((os.environ[e] for e in env if os.environ.get(e)), None) or default
+    value = state.get(key) or conf.get(key) or next((os.environ[e] for e in env if os.environ.get(e)), None) or default
+    return None if value is None else str(value)
 
 
 def _bind_run(state: StudioState, config: RunnableConfig) -> _Bound:

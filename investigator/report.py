@@ -1,19 +1,25 @@
-"""The claim-by-claim evidence report: a versioned JSON document and its Markdown rendering.
+"""The claim-by-claim evidence report: a versioned JSON document and its Markdown and HTML renderings.
 
 Built only from the store's active evidence: revoked evidence is listed by id and reason,
 never with its text. A run that stopped without `evidence_ready` never shows a causal claim
 as confirmed.
+
+`report.json` is `Report.to_json()`; it loads back with `Report.model_validate_json` and is
+described by the JSON Schema `report_json_schema()`, shipped as docs/report.schema.json.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
-from state._base import Frozen
+from pydantic import ConfigDict, Field
+
+from investigator import __version__
+from state import Frozen
 from state.case import Case, CausalChainClaim
 from state.claims import Alternative, ClaimDecision, Hop, RootCause, StopReason
 from state.evidence import Evidence, Finding, Span
@@ -21,10 +27,15 @@ from state.facts import SignalFact
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
 
-SCHEMA = "investigator/report@1"
+SCHEMA: Final = "investigator/report@1"
+"""The report format's name and version: `report.json`'s `schema` field and the JSON Schema's `$id`."""
 
 
 class EvidenceView(Frozen):
+    """One piece of evidence as the report cites it: where it was read, the exact span, what it shows."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)  # field docstrings become schema descriptions
+
     id: str
     kind: str
     source_id: str
@@ -45,6 +56,10 @@ class EvidenceView(Frozen):
 
 
 class ClaimView(Frozen):
+    """One required claim of the case: its verdict, the rule that decided it and the evidence ids behind it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)  # field docstrings become schema descriptions
+
     id: str
     kind: str
     statement: str
@@ -67,7 +82,16 @@ class ClaimView(Frozen):
 
 
 class Report(Frozen):
-    schema_: str = SCHEMA
+    """One run's answer, claim by claim, with the evidence behind each verdict (report.json)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, title="Investigator report")
+
+    schema_: Literal["investigator/report@1"] = Field(SCHEMA, alias="schema")
+    """The format and its version; a report of another version does not load as this one."""
+    generated_at: datetime
+    """When this report was built from the store (UTC)."""
+    tool_version: str
+    """The version of the investigator package that built it."""
     case_id: str
     run_id: str
     title: str
@@ -90,9 +114,14 @@ class Report(Frozen):
     tokens, fallbacks by reason, the failures named, and one entry per planned round."""
 
     def to_json(self) -> str:
-        data = self.model_dump(mode="json")
-        data["schema"] = data.pop("schema_")
-        return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)
+        """The report.json text; `Report.model_validate_json` reads it back to an equal report."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2, sort_keys=False, ensure_ascii=False)
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) that every report.json satisfies (docs/report.schema.json)."""
+    schema = Report.model_json_schema(by_alias=True, mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA, **schema}
 
 
 def _fact_words(ev: Evidence) -> tuple[str, ...]:
@@ -228,6 +257,7 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
     steps = store.steps(run.run_id)
     by = lambda outcome: sorted({r.source_id for _r, r in reads if r.outcome == outcome})  # noqa: E731
     return Report(
+        generated_at=datetime.now(UTC), tool_version=__version__,
         case_id=case.id, run_id=run.run_id, title=case.title, alert=f"{case.alert.id}: {case.alert.text}",
         question=case.question, subject=str(case.subject),
         window=f"{case.window.start.isoformat()} – {case.window.end.isoformat()}",

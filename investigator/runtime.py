@@ -21,13 +21,14 @@ from graphs.resume import recheck
 from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
-from investigator.report import Report, build_report, write_report
-from state._base import Frozen, content_hash
+from investigator.report import Report, write_report
+from investigator.workspace import Workspace
+from state import Frozen, content_hash
 from state.case import Case, load_case
 from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
-from state.store import RunRow, Store
+from state.store import RunRow
 from tools.access import AccessPolicy
 from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
 from tools.profile import load_profile
@@ -80,27 +81,19 @@ class RunResult(Frozen):
     seconds: float
 
 
-class Investigator:
+class Investigator(Workspace):
     """Public API: validate, index, run, resume, report. The CLI only wraps these."""
 
     def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
                  progress: Callable[[str], None] = _stderr, planner: Planner | None = None,
                  fault: FaultHook | None = None, crash: CrashPoint | None = None) -> None:
-        self.settings = settings or Settings.from_env()
+        super().__init__(settings)
         self.embedder = embedder or MiniLMEmbedder()
         self.progress = progress
         self.planner = planner or DeterministicPlanner()
         self.fault = fault
         self.crash = crash
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self._store: Store | None = None
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            self.settings.workspace.mkdir(parents=True, exist_ok=True)
-            self._store = Store.from_url(self.settings.resolved_store_url)
-        return self._store
 
     # case and index ---------------------------------------------------------
     def validate(self, case_dir: Path) -> Case:
@@ -410,24 +403,6 @@ class Investigator:
         """The loop's LangGraph config: the run id is the thread; the recursion limit follows the budget."""
         return {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
 
-    def history(self, run_id: str) -> list[dict]:
-        """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
-        self.store.run(run_id)
-        rows = []
-        with open_checkpointer(self.settings) as saver:
-            for tup in saver.list({"configurable": {"thread_id": run_id}}):
-                values = tup.checkpoint.get("channel_values", {})
-                gap = values.get("gap")
-                stop = values.get("stop")
-                _kind, blob = saver.serde.dumps_typed(tup.checkpoint)
-                rows.append({
-                    "step": tup.metadata.get("step"), "source": tup.metadata.get("source"),
-                    "round": values.get("round"), "gap": f"{gap.action} → {gap.claim_id}" if gap else None,
-                    "hits": len(values.get("hits") or []), "stop": stop.kind if stop else None,
-                    "bytes": len(blob), "checkpoint_id": tup.config["configurable"]["checkpoint_id"],
-                })
-        return sorted(rows, key=lambda r: (r["step"] if r["step"] is not None else -2))
-
     def work(self, *, once: bool = False, poll: float = 2.0, stop_after: float | None = None) -> list[str]:
         """Drive runs nobody holds (new, crashed, or whose worker died) until none is left."""
         done: list[str] = []
@@ -448,11 +423,6 @@ class Investigator:
         run = self.store.run(run_id)
         granted = sorted(set(json.loads(run.grants)) | set(groups))
         return self.store.update_run(run_id, grants=json.dumps(granted))
-
-    def report(self, run_id: str) -> Report:
-        run = self.store.run(run_id)
-        case = load_case(Path(run.case_dir))
-        return build_report(case, run, self.store)
 
     def write(self, run_id: str, out: Path) -> list[Path]:
         return write_report(self.report(run_id), out)

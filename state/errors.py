@@ -8,7 +8,7 @@
     │   ├── SourceNotFound        the source or span is gone: never retried
     │   └── SourceUnavailable     a transient fault: retried (bounded), then recorded as `failed`
     ├── RunNotFound / RunStateError   the run id is unknown / the run cannot do what was asked
-    └── IndexError_               an index is missing or was built for other sources
+    └── IndexMissing              an index is missing or was built for other sources
 
 A budget stop is not an error: it is a stop reason on the run.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from state._base import Frozen
 from state.case import read_yaml, validation_to_case_error
@@ -19,7 +19,7 @@ class GoldQuote(Frozen):
 
 
 class GoldHop(Frozen):
-    model_config = Frozen.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
     from_: str = Field(alias="from")
     to: str
     source: str
@@ -33,7 +33,7 @@ class GoldClaim(Frozen):
 
 
 class GoldRootCause(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     entity: str
     kind: str | None = None
     change: str | None = None
@@ -41,7 +41,7 @@ class GoldRootCause(Frozen):
 
 
 class Expected(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     format: Literal["investigator/expected@1"]
     stop_reason: StopKind
     claims: dict[str, GoldClaim]

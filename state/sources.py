@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from state._base import AwareDatetime, Frozen
-from state.case import NAME_PATTERN
 
 SourceKind = Literal[
     "runbook", "postmortem", "doc", "note", "change", "metric", "log", "trace", "kubernetes",
@@ -104,7 +103,7 @@ def _text(value: object) -> object:
 class FrontMatter(Frozen):
     """Front matter of a prose source (runbook, postmortem, doc, note)."""
 
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     doc_id: str
     title: str
     version: str
@@ -130,14 +129,14 @@ class FrontMatter(Frozen):
 
 
 class ConfigChange(Frozen):
-    model_config = Frozen.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
     key: str
     from_: Any = Field(default=None, alias="from")
     to: Any = None
 
 
 class DependencyChange(Frozen):
-    model_config = Frozen.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
     name: str
     from_: str | None = Field(default=None, alias="from")
     to: str
@@ -149,14 +148,14 @@ class DependencyChange(Frozen):
 
 
 class FlagChange(Frozen):
-    model_config = Frozen.model_config | {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
     name: str
     from_: Any = Field(default=None, alias="from")
     to: Any = None
 
 
 class ChangeRecord(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow", "populate_by_name": True}
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
     id: str
     type: str
     service: str
@@ -185,7 +184,7 @@ class ChangeRecord(Frozen):
 
 
 class MetricMeta(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     metric: str | None = None
     service: str | None = None
     environment: str | None = None
@@ -197,7 +196,7 @@ class MetricMeta(Frozen):
 
 
 class ServiceConfig(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     service: str
     environment: str
     version: str | None = None
@@ -210,7 +209,7 @@ class ServiceConfig(Frozen):
 
 
 class DocMapping(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     doc_id: str
     version: str
     applies_to: tuple[str, ...]
@@ -222,7 +221,7 @@ class DocMapping(Frozen):
 
 
 class DeploymentMapping(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     service: str
     environment: str
     deployed_version: str
@@ -235,7 +234,7 @@ class DeploymentMapping(Frozen):
 
 
 class Verification(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     doc_id: str
     version: str
     verified_by: str
@@ -249,7 +248,7 @@ class Verification(Frozen):
 
 
 class OwnershipRecord(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     service: str
     owner: str = ""
     verifications: tuple[Verification, ...] = ()
@@ -259,7 +258,7 @@ EntityKind = Literal["service", "database", "cache", "queue", "cluster", "node",
 
 
 class CatalogService(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     name: str
     kind: EntityKind = "service"
     environment: str = ANY
@@ -270,7 +269,7 @@ class CatalogService(Frozen):
 
 
 class CatalogComponent(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     name: str
     kind: str = "component"
     owner: str = ""
@@ -278,7 +277,7 @@ class CatalogComponent(Frozen):
 
 
 class Catalog(Frozen):
-    model_config = Frozen.model_config | {"extra": "allow"}
+    model_config = ConfigDict(extra="allow")
     services: tuple[CatalogService, ...] = ()
     components: tuple[CatalogComponent, ...] = ()
 

@@ -7,7 +7,6 @@ re-running a step after a crash adds nothing twice.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +16,7 @@ from typing import Any
 from sqlalchemy import event, inspect, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from state.claims import ClaimDecision, StopReason
 from state.errors import ConfigError, RunNotFound
@@ -150,11 +149,11 @@ class Store:
             if not table.name.startswith("inv_") or not insp.has_table(table.name):
                 continue
             have = {c["name"] for c in insp.get_columns(table.name)}
-            for col in table.columns:
-                if col.name not in have:
-                    kind = col.type.compile(dialect=self.engine.dialect)
+            for column in table.columns:
+                if column.name not in have:
+                    kind = column.type.compile(dialect=self.engine.dialect)
                     with self.engine.begin() as conn:
-                        conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{col.name}" {kind}')
+                        conn.exec_driver_sql(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
 
     @classmethod
     def from_url(cls, url: str) -> "Store":
@@ -188,7 +187,7 @@ class Store:
 
     def runs(self) -> list[RunRow]:
         with self._session() as s:
-            return list(s.exec(select(RunRow).order_by(RunRow.updated_at.desc())))
+            return list(s.exec(select(RunRow).order_by(col(RunRow.updated_at).desc())))
 
     def update_run(self, run_id: str, **fields: Any) -> RunRow:
         with self._session() as s:
@@ -207,15 +206,15 @@ class Store:
         now = _now()
         with self.engine.begin() as conn:
             res = conn.execute(
-                update(RunRow).where(RunRow.run_id == run_id)
-                .where(or_(RunRow.owner.is_(None), RunRow.owner == owner, RunRow.lease_until < now))
+                update(RunRow).where(col(RunRow.run_id) == run_id)
+                .where(or_(col(RunRow.owner).is_(None), col(RunRow.owner) == owner, col(RunRow.lease_until) < now))
                 .values(owner=owner, lease_until=now + ttl))
         return res.rowcount == 1
 
     def take_over(self, run_id: str, dead_owner: str, owner: str, ttl: timedelta) -> bool:
         """Take a run from a worker known to be dead (only if it still holds it)."""
         with self.engine.begin() as conn:
-            res = conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == dead_owner)
+            res = conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == dead_owner)
                                .values(owner=owner, lease_until=_now() + ttl))
         return res.rowcount == 1
 
@@ -223,13 +222,13 @@ class Store:
         """Extend our lease; False when another worker has taken the run over."""
         now = _now()
         with self.engine.begin() as conn:
-            res = conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == owner)
+            res = conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner)
                                .values(lease_until=now + ttl))
         return res.rowcount == 1
 
     def release(self, run_id: str, owner: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.owner == owner)
+            conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner)
                          .values(owner=None, lease_until=None))
 
     def claimable(self) -> list[str]:
@@ -237,8 +236,8 @@ class Store:
         now = _now()
         with self._session() as s:
             rows = s.exec(select(RunRow.run_id).where(RunRow.status == "running")
-                          .where(or_(RunRow.owner.is_(None), RunRow.lease_until < now))
-                          .order_by(RunRow.created_at)).all()
+                          .where(or_(col(RunRow.owner).is_(None), col(RunRow.lease_until) < now))
+                          .order_by(col(RunRow.created_at))).all()
         return list(rows)
 
     def set_stop(self, run_id: str, stop: StopReason | None, status: str) -> None:
@@ -301,7 +300,7 @@ class Store:
 
     def reads(self, run_id: str) -> list[tuple[int, ReadRecord]]:
         with self._session() as s:
-            rows = list(s.exec(select(ReadRow).where(ReadRow.run_id == run_id).order_by(ReadRow.seq)))
+            rows = list(s.exec(select(ReadRow).where(ReadRow.run_id == run_id).order_by(col(ReadRow.seq))))
         return [(r.round, ReadRecord.model_validate_json(r.payload)) for r in rows]
 
     # decisions ------------------------------------------------------------
@@ -310,7 +309,7 @@ class Store:
         with self._session() as s:
             rows = list(s.exec(select(DecisionRow).where(
                 DecisionRow.run_id == run_id, DecisionRow.claim_id == decision.claim_id
-            ).order_by(DecisionRow.revision)))
+            ).order_by(col(DecisionRow.revision))))
             if rows and rows[-1].payload == decision.model_dump_json():
                 return False
             if rows and rows[-1].round == round_ and round_ > 0:
@@ -333,7 +332,7 @@ class Store:
     def decision_history(self, run_id: str) -> list[tuple[int, ClaimDecision]]:
         with self._session() as s:
             rows = list(s.exec(select(DecisionRow).where(DecisionRow.run_id == run_id)
-                               .order_by(DecisionRow.claim_id, DecisionRow.revision)))
+                               .order_by(col(DecisionRow.claim_id), col(DecisionRow.revision))))
         return [(r.round, ClaimDecision.model_validate_json(r.payload)) for r in rows]
 
     # steps ----------------------------------------------------------------
@@ -351,7 +350,7 @@ class Store:
 
     def steps(self, run_id: str) -> list[Logged]:
         with self._session() as s:
-            rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(StepRow.seq)))
+            rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(col(StepRow.seq))))
         return [Logged(seq=r.seq, at=r.at, step=STEP.validate_json(r.payload)) for r in rows]
 
     # bridges and hops -----------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -19,7 +20,7 @@ class DuplicateKey(ValueError):
 class StrictLoader(_BASE):  # type: ignore[misc,valid-type]
     """Safe loading that refuses a mapping with the same key twice (a silent override hides typos)."""
 
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001, ANN201 - PyYAML's signature
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
         for key_node, _value in node.value:
             key = self.construct_object(key_node, deep=True)
@@ -30,7 +31,8 @@ class StrictLoader(_BASE):  # type: ignore[misc,valid-type]
             if hashable:
                 raise DuplicateKey(key, key_node.start_mark.line + 1)
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, StrictLoader.construct_mapping)

@@ -126,6 +126,7 @@ def _cli(home: Path, index_root: Path, *args: str, crash: str | None = None) -> 
 
 def _masked(path: Path) -> dict:
     data = json.loads(path.read_text())
+    data.pop("generated_at")
     for ev in data["evidence"]:
         ev["read_at"] = None
     data["timeline"] = [{k: v for k, v in t.items() if k != "at"} for t in data["timeline"]

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from datetime import datetime, timedelta, timezone
 
-from state._base import content_hash
+from state import content_hash
 from state.claims import ClaimDecision, Hop, RootCause
 from state.evidence import Evidence, Finding, ReadRecord, Scope, Span
 from state.facts import ChangeFact, MentionFact, RelationFact, SignalFact

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from state._base import Frozen, stable_id
+from state import Frozen, stable_id
 from state.case import Principal
 from state.sources import Manifest
 from tools.corpus import load_manifest

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from state._base import Frozen, stable_id
+from state import Frozen, stable_id
 from state.errors import CaseError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from state._base import Frozen, stable_id
+from state import Frozen, stable_id
 from tools.corpus import SourceDoc
 
 MAX_CHARS = 700

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from state._base import Frozen, content_hash
+from state import Frozen, content_hash
 from state.case import parse_yaml, read_yaml, validation_to_case_error
 from state.errors import CaseError
 from state.profile import Profile

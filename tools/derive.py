@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,7 +23,7 @@ from state.sources import PROSE_KINDS, Catalog, DeploymentMapping, OwnershipReco
 from state.span import Span
 from state.telemetry import SEVERITY_RANK, LogEvent, Series, TraceSpan
 from tools.corpus import SourceDoc
-from tools.entities import EntityExtractor, canon_key
+from tools.entities import EntityExtractor
 from tools.formats.k8s import rollout_of, workload_of_pod
 from tools.signals import Range, burst_verdict, bucketed, percentile, series_verdict
 

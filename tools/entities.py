@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from state._base import Frozen
+from state import Frozen
 from state.profile import Profile
 from state.sources import Catalog, ServiceConfig
 from tools.corpus import SourceDoc

@@ -24,7 +24,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from state._base import Frozen, content_hash, stable_id
+from state import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
 from state.profile import Profile
 from tools import derive

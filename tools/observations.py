@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from state._base import Frozen, stable_id
+from state import Frozen, stable_id
 from state.evidence import Hit
 from state.sources import PROSE_KINDS
 from tools.access import AccessSnapshot

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from state._base import Frozen
+from state import Frozen
 from state.errors import CaseError, SourceDenied, SourceNotFound, SourceUnavailable
 from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from state._base import Frozen
+from state import Frozen
 from state.evidence import Hit
 from tools.access import AccessSnapshot
 

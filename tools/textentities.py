@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
-from state._base import stable_id
+from state import stable_id
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PAREN_TAIL = re.compile(r"\s*\([^()]*\)\s*$")
@@ -66,12 +66,13 @@ def key(name: str) -> str:
     return " ".join(_WORD.findall(fold(_PAREN_TAIL.sub("", name)))).replace("_", " ").strip()
 
 
-def _words(text: str) -> list[tuple[str, str, int, int]]:
+def word_spans(text: str) -> list[tuple[str, str, int, int]]:
     """(folded word, original word, start, end) for every word of ``text``."""
     return [(_fold_word(m.group(0)), m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
-def _capitalised(word: str) -> bool:
+def is_capitalised(word: str) -> bool:
+    """Whether a word starts with a capital letter (a candidate proper name)."""
     return word[:1].isupper()
 
 
@@ -87,12 +88,12 @@ def capitalised_runs(text: str) -> list[tuple[str, bool]]:
     Words join a run when only spaces separate them; lower-case connectors may sit inside a
     run, never at its ends; stopwords at either end are dropped (``The Hague`` keeps
     ``hague``)."""
-    words = _words(text)
+    words = word_spans(text)
     out: list[tuple[str, bool]] = []
     i = 0
     while i < len(words):
         w, orig, s, _e = words[i]
-        if not _capitalised(orig):
+        if not is_capitalised(orig):
             i += 1
             continue
         initial = bool(_SENTENCE_GAP.search(text[max(0, s - 3):s])) or i == 0
@@ -100,9 +101,9 @@ def capitalised_runs(text: str) -> list[tuple[str, bool]]:
         j = i + 1
         while j < len(words) and text[words[j - 1][3]:words[j][2]] == " ":
             wj, oj = words[j][0], words[j][1]
-            if _capitalised(oj):
+            if is_capitalised(oj):
                 run.append(j)
-            elif wj in CONNECTORS and j + 1 < len(words) and _capitalised(words[j + 1][1]) \
+            elif wj in CONNECTORS and j + 1 < len(words) and is_capitalised(words[j + 1][1]) \
                     and text[words[j][3]:words[j + 1][2]] == " ":
                 run.append(j)
             else:
@@ -172,13 +173,13 @@ class TextEntityExtractor:
 
     def names(self, text: str) -> list[str]:
         """Entity keys ``text`` names (mentions starting with a capital or a digit), in order."""
-        words = _words(text)
+        words = word_spans(text)
         found: dict[str, None] = {}
         i = 0
         while i < len(words):
             w, orig = words[i][0], words[i][1]
             lengths = self._lengths.get(w)
-            if lengths and (_capitalised(orig) or orig[:1].isdigit()):
+            if lengths and (is_capitalised(orig) or orig[:1].isdigit()):
                 for n in lengths:
                     if i + n <= len(words):
                         k = " ".join(x[0] for x in words[i:i + n])

@@ -53,13 +53,13 @@ def make_W(g, subject_weight=3.0, hub=None):
 
 def any_case_names(ex, text):
     """The dropped question matcher: keys in any case, lone lower-case words skipped."""
-    from tools.textentities import _capitalised, _words
-    words = _words(text)
+    from tools.textentities import is_capitalised, word_spans
+    words = word_spans(text)
     found, i = {}, 0
     while i < len(words):
         w, orig = words[i][0], words[i][1]
         lengths = ex._lengths.get(w)
-        proper = _capitalised(orig) or orig[:1].isdigit()
+        proper = is_capitalised(orig) or orig[:1].isdigit()
         if lengths:
             for n in lengths:
                 if i + n <= len(words):

@@ -106,7 +106,7 @@ def yq(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     s = str(value)
-    plain_ok = s and all(c.isalnum() or c in "._-/:+@ " for c in s) and not s[0] in "-:@ " \
+    plain_ok = s and all(c.isalnum() or c in "._-/:+@ " for c in s) and s[0] not in "-:@ " \
         and s.lower() not in ("yes", "no", "true", "false", "on", "off", "null", "~") \
         and not s.replace(".", "", 1).isdigit() and ": " not in s and not s.endswith(":")
     return s if plain_ok else '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'

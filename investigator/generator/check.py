@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from .check_signals import _yload, load, readable, series, signal_problems
+from .check_signals import load, load_yaml, readable, series, signal_problems
 
 VERDICTS = {"confirmed", "inferred", "insufficient", "refuted"}
 STOPS = {"evidence_ready", "budget_exhausted", "permission_denied", "awaiting_permission", "source_failure",
@@ -91,7 +91,7 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
     kind, name = entry["kind"], path.name
     try:
         if name.endswith((".yaml", ".yml")):
-            _yload(text)
+            load_yaml(text)
         elif name.endswith(".json"):
             json.loads(text)
         elif name.endswith(".jsonl") and kind == "trace":
@@ -100,7 +100,7 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
         elif name.endswith(".md"):
             if not text.startswith("---\n"):
                 return ["no front matter"]
-            front = _yload(text.split("---\n")[1])
+            front = load_yaml(text.split("---\n")[1])
             for k in ("doc_id", "title", "version", "service", "environment", "owner", "updated_at", "status"):
                 if k not in front:
                     return [f"front matter lacks {k}"]
@@ -110,12 +110,12 @@ def _parse_problems(text: str, entry: dict, path: Path) -> list[str]:
             meta = Path(str(path) + ".meta.yaml")
             if not meta.is_file():
                 return ["csv without sidecar"]
-            _yload(meta.read_text())
+            load_yaml(meta.read_text())
             if text.splitlines()[0] != "ts,value":
                 return ["csv header"]
         meta = Path(str(path) + ".meta.yaml")
         if meta.is_file():
-            _yload(meta.read_text())
+            load_yaml(meta.read_text())
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         return [f"does not parse: {exc}"]
     return []
@@ -174,7 +174,7 @@ def variant_problems(case_dir: Path) -> list[str]:
                 if e["kind"] == "trace" and (a, b) in trace_edges(t):
                     out.append(f"hop_in_prose: traces state {a} -> {b}")
                 if e["kind"] == "catalog":
-                    for s_ in _yload(t).get("services", []):
+                    for s_ in load_yaml(t).get("services", []):
                         if s_["name"] == a and b in (s_.get("depends_on") or []):
                             out.append(f"hop_in_prose: the catalog states {a} -> {b}")
     if v in ("two_changes_implicated", "two_changes_unimplicated"):
@@ -189,7 +189,7 @@ def variant_problems(case_dir: Path) -> list[str]:
             if e["kind"] == "trace" and (a, b) in trace_edges(t):
                 out.append(f"relation_missing: traces state {a} -> {b}")
             if e["kind"] == "catalog":
-                for s in _yload(t).get("services", []):
+                for s in load_yaml(t).get("services", []):
                     if s["name"] == a and (b in s.get("depends_on", []) or b in s.get("runs_on", [])):
                         out.append(f"relation_missing: the catalog states {a} -> {b}")
             if e["kind"] == "kubernetes" and meta["consumer"] and a in t and b in t:
@@ -250,7 +250,7 @@ def _implication_problems(case_dir: Path, case: dict, manifest: list[dict], expe
     for e in manifest:
         if e["kind"] == "change" and e["service"] == root and e["environment"] == case["subject"].split("/")[0] \
                 and e["path"].endswith(".yaml"):
-            rec = _yload(texts[e["id"]])
+            rec = load_yaml(texts[e["id"]])
             if isinstance(rec, dict) and "id" in rec:
                 recs[rec["id"]] = rec
     rc = expected.get("root_cause") or {}

@@ -18,14 +18,15 @@ import yaml
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _yload(text: str) -> object:
+def load_yaml(text: str) -> object:
+    """YAML text as Python values, with the safe loader (libyaml's when present)."""
     return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (libyaml's when present)
 
 
 def load(case_dir: Path) -> tuple[dict, list[dict], dict]:
-    case = _yload((case_dir / "case.yaml").read_text())
-    manifest = _yload((case_dir / "sources.yaml").read_text())["sources"]
-    expected = _yload((case_dir / "expected.yaml").read_text())
+    case = load_yaml((case_dir / "case.yaml").read_text())
+    manifest = load_yaml((case_dir / "sources.yaml").read_text())["sources"]
+    expected = load_yaml((case_dir / "expected.yaml").read_text())
     return case, manifest, expected
 
 
@@ -75,7 +76,7 @@ def series(case_dir: Path, manifest: list[dict]) -> list[Series]:
     known = {e["service"] for e in manifest}
     cat = next((e for e in manifest if e["kind"] == "catalog"), None)
     if cat:
-        for s in _yload((case_dir / cat["path"]).read_text()).get("services", []):
+        for s in load_yaml((case_dir / cat["path"]).read_text()).get("services", []):
             known.add(s["name"])
     out: list[Series] = []
     for e in manifest:
@@ -83,7 +84,7 @@ def series(case_dir: Path, manifest: list[dict]) -> list[Series]:
             continue
         f = case_dir / e["path"]
         meta_p = Path(str(f) + ".meta.yaml")
-        meta = _yload(meta_p.read_text()) if meta_p.is_file() else {}
+        meta = load_yaml(meta_p.read_text()) if meta_p.is_file() else {}
         text = f.read_text()
         if f.suffix == ".csv":
             pts = []

@@ -121,7 +121,7 @@ def render(sc: Scenario, x: str, fmt: str, settings: list[tuple[list[str], str, 
                 quotes[tag or k] = (line.strip(), k)
     elif fmt == "json":
         obj = {}
-        for words, value, tag in settings:
+        for words, value, _tag in settings:
             obj[_key(words, "camel")] = int(value) if value.isdigit() else value
         text = json.dumps(obj, indent=2)
         for words, value, tag in settings:
@@ -161,7 +161,7 @@ def write_configs(sc: Scenario, configs: dict[str, str], bundle: Bundle, groups_
             continue
         overrides: dict[tuple[str, ...], str] = {}
         if cause is not None and cause.service == x:
-            for words, (k, f, t) in zip(cause.ref.get("words", []), cause.config_changes):
+            for words, (_k, _f, t) in zip(cause.ref.get("words", []), cause.config_changes):
                 overrides[tuple(words)] = t
         settings = _settings(sc, x, overrides=overrides)
         e = sc.topo.entities[x]
@@ -170,7 +170,7 @@ def write_configs(sc: Scenario, configs: dict[str, str], bundle: Bundle, groups_
         src = bundle.add(Source(id=f"{x}-config-{sc.env}", path=f"sources/configs/{x}-{sc.env}.{_ext(fmt)}", kind="config",
                                 fmt=fmt, service=x, env=sc.env, text=text, groups=groups_for(x),
                                 version=e.version if with_version and fmt != "record" else None, tags=[f"config/{fmt}"]))
-        for tag, (line, _key_) in quotes.items():
+        for tag, (line, _k) in quotes.items():
             if tag.startswith("rel:"):
                 bundle.anchor(f"hop:{x}:{tag[4:]}", src, line)
             if tag.startswith("override:") and cause is not None:

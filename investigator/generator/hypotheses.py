@@ -46,7 +46,7 @@ def plan_hypotheses(sc: Scenario) -> None:
     r.shuffle(pool)
     n_ref = r.choice([1, 1, 2])
     out: list[Hypothesis] = []
-    for hid, metric, role, unit, ratio, text, phrases in pool[:n_ref]:
+    for hid, metric, _role, _unit, ratio, text, phrases in pool[:n_ref]:
         ent = s
         out.append(Hypothesis(id=hid, statement=text["en"].format(s=s), mentioned_by=list(phrases),
                               metric=metric, entity=ent, direction="up", min_ratio=ratio,

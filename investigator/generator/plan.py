@@ -154,7 +154,7 @@ def make_plan(sc: Scenario) -> Plan:
         if r.random() < (0.8 if sc.cause in ("noisy_neighbour", "capacity") else 0.3):
             add_series(x, "sat" if topo.hot_node else "traffic")
     # normal dependencies of path entities
-    for a, sibs in topo.siblings.items():
+    for _a, sibs in topo.siblings.items():
         for x in sibs:
             if x == sc.late_sibling or r.random() < 0.7:
                 add_series(x, "lat")
@@ -271,7 +271,7 @@ def make_plan(sc: Scenario) -> Plan:
         plan.k8s_describe = "pod"
 
     # configs: every entity whose config states a relation, and a few more
-    for (a, b), ch in sc.stated.items():
+    for (a, _b), ch in sc.stated.items():
         if "config" in ch and a in ents and ents[a].kind in ("service", "database", "cache", "queue"):
             plan.configs.setdefault(a, "")
     if r.random() < 0.7:

@@ -167,7 +167,7 @@ def parse_describe(text: str, captured_at: datetime | None
     for raw in lines:
         offsets.append(pos)
         pos += len(raw)
-    name = kind = node = controlled = ""
+    name = kind = node = ""
     section = ""
     cols: list[tuple[str, int]] = []
     problem = None
@@ -182,7 +182,7 @@ def parse_describe(text: str, captured_at: datetime | None
             section = key
             cols = []
             if key == "Name":
-                name, node, controlled = val, "", ""
+                name, node = val, ""
                 kind = "Node" if "Node" in text[:200] and "Namespace:" not in text[:400] else "Pod"
             elif key == "Node" and name:
                 node = val.split("/", 1)[0]

@@ -25,7 +25,6 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pandas as pd
 from graphrag.index.operations.summarize_communities.community_reports_extractor import (
     CommunityReportResponse,
     FindingModel,

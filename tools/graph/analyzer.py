@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from state._base import stable_id
+from state import stable_id
 
 
 @runtime_checkable

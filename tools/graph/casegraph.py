@@ -33,7 +33,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from state._base import Frozen, stable_id
+from state import Frozen, stable_id
 from tools.embedding import Embedder
 from tools.index import open_index
 

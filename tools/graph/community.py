@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from state._base import Frozen
+from state import Frozen
 from tools.access import AccessSnapshot
 from tools.retrieval import SearchQuery
 

@@ -175,14 +175,15 @@ def import_graph(src: Path, graph_dir: Path, index_path: Path, embedder: Embedde
         _number_documents(staging / "documents.parquet")
         digest = hashlib.sha256(b"".join(hashlib.sha256((src / f"{t}.parquet").read_bytes()).digest()
                                          for t in REQUIRED)).hexdigest()[:16]
+        pairs = sorted([d, k] for d, k in merged.items())
         wrapper = {"graphrag": version("graphrag"), "dim": embedder.dim, "documents": len(set(kept_units["document_id"])),
-                   "merged_duplicates": sorted([d, k] for d, k in merged.items()), "imported_from": str(src)}
+                   "merged_duplicates": pairs, "imported_from": str(src)}
         (staging / GRAPH_MANIFEST).write_text(json.dumps(wrapper, indent=2), encoding="utf-8")
         write_settings(staging, dim=embedder.dim, chunk_size=1200, encoding="o200k_base")
         info = GraphBuildInfo(
             graph_dir=str(graph_dir.resolve()), index_path=str(Path(index_path).resolve()), fingerprint=state[0],
             chunks_digest=state[1], extractor_digest=f"imported:{digest}", embedder=embedder.name, dim=embedder.dim,
-            chunks=len(ids), documents=wrapper["documents"], merged_duplicates=tuple(tuple(m) for m in wrapper["merged_duplicates"]),
+            chunks=len(ids), documents=wrapper["documents"], merged_duplicates=tuple(tuple(m) for m in pairs),
             row_counts={**counts, **{t: pq.ParquetFile(staging / f"{t}.parquet").metadata.num_rows
                                      for t in CARRIED if (staging / f"{t}.parquet").exists()},
                         "text_units": len(kept_units)},

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from state._base import Frozen
+from state import Frozen
 from state.errors import IndexMissing
 from state.evidence import Hit
 from tools.access import AccessSnapshot
@@ -336,8 +336,10 @@ class GraphRetrieval:
             rows, score = scope.rows[keep], xc[keep]
             # rows follow chunk-id order (ChunkTable sorts by id): the last tie-break is the id
             if self.ranking == "rrf":
-                ppr_rank = np.empty(len(rows)); ppr_rank[np.lexsort((rows, -np.round(score, 12)))] = np.arange(len(rows))
-                den_rank = np.empty(len(rows)); den_rank[np.lexsort((rows, -dense[rows]))] = np.arange(len(rows))
+                ppr_rank = np.empty(len(rows))
+                ppr_rank[np.lexsort((rows, -np.round(score, 12)))] = np.arange(len(rows))
+                den_rank = np.empty(len(rows))
+                den_rank[np.lexsort((rows, -dense[rows]))] = np.arange(len(rows))
                 final = 1.0 / (60 + ppr_rank) + 1.0 / (60 + den_rank)
             elif self.ranking == "ppr":
                 final = np.round(score, 12)

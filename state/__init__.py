@@ -1,0 +1,36 @@
+"""The pure domain: frozen pydantic values for cases, sources, claims, evidence, steps and the
+profile; the error hierarchy; the SQLModel store. Imports nothing else of ours.
+
+Modules: `case`, `sources`, `expected` (the case folder), `claims`, `evidence`, `span`, `facts`,
+`telemetry`, `steps` (what a run holds), `profile`, `errors`, `store`, `yamlio`.
+
+This package exports the value base and helpers that every layer uses: `Frozen` (an immutable
+model that rejects unknown fields), `AwareDatetime`, `Duration`, `parse_duration`,
+`content_hash` and `stable_id`. They are imported on first use (PEP 562), so that
+`from state.errors import ...` does not import pydantic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from state._base import AwareDatetime, Duration, Frozen, content_hash, parse_duration, stable_id
+
+__all__ = ["AwareDatetime", "Duration", "Frozen", "content_hash", "parse_duration", "stable_id"]
+
+_EXPORTS = dict.fromkeys(__all__, "_base")
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

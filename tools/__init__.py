@@ -1,0 +1,50 @@
+"""The tools a run uses, over one case folder; imports `state` only.
+
+Sources and access: `corpus` (manifest, parsed sources), `formats` (one parser per format),
+`access` (who may read what), `reader` (read back the exact span at read time), `profile`.
+Indexes and retrieval: `index` (the DuckDB chunk index), `embedding` / `onnx_embedding`,
+`basic` (dense + BM25), `graph` (the GraphRAG tool), `retrieval` (their interface),
+`observations` (structured lookups). Facts: `entities`, `derive`, `signals`.
+
+The names below are imported lazily (PEP 562): importing one module of this package does not
+import the others (DuckDB, the model and graphrag load only where they are used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AccessPolicy": "access",
+    "BasicRetrieval": "basic",
+    "ParseContext": "corpus",
+    "SourceDoc": "corpus",
+    "load_manifest": "corpus",
+    "load_sources": "corpus",
+    "Embedder": "embedding",
+    "MiniLMEmbedder": "embedding",
+    "EntityExtractor": "entities",
+    "IndexInfo": "index",
+    "build_index": "index",
+    "Observations": "observations",
+    "load_profile": "profile",
+    "Reader": "reader",
+    "RetrievalTool": "retrieval",
+    "SearchQuery": "retrieval",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
