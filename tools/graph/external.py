@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from state._base import Frozen
+from state import Frozen
 from state.errors import ConfigError
 from tools.embedding import Embedder
 from tools.index import open_index
