@@ -46,8 +46,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    _inv(args).delete_source(Path(args.case), args.source_id, args.reason)
-    print(f"{args.source_id} tombstoned in {args.case}: dropped from both indexes, never recalled again")
+    if _inv(args).delete_source(Path(args.case), args.source_id, args.reason):  # an unknown id is an error
+        print(f"{args.source_id} tombstoned in {args.case}: dropped from both indexes, never recalled again")
+    else:
+        print(f"{args.source_id} was tombstoned in {args.case} already: nothing changed")
     return 0
 
 
@@ -88,6 +90,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from investigator.evaluate import evaluate, evaluate_parallel, expand, to_json, to_markdown
 
     base = _inv(args)
+    for given in map(Path, args.cases):
+        if not given.is_dir():
+            print(f"error: {given}: no such folder (expected a case folder or a folder of cases)", file=sys.stderr)
+            return 2
+        if (given / "case.yaml").exists() and not (given / "expected.yaml").exists():
+            print(f"error: {given / 'expected.yaml'}: missing (eval scores a run against it)", file=sys.stderr)
+            return 2
+        if not expand([given]):
+            print(f"error: {given}: no case folder with an expected.yaml in it", file=sys.stderr)
+            return 2
     cases = expand([Path(c) for c in args.cases] or [Path("cases")])
     if not cases:
         print(f"error: no case folder with an expected.yaml in {', '.join(args.cases) or 'cases'}", file=sys.stderr)
@@ -168,15 +180,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_grant(args: argparse.Namespace) -> int:
-    run = _inv(args).grant(args.run_id, args.group)
-    print(f"run {run.run_id}: principal now also holds {run.grants}; `investigator resume {run.run_id}` continues")
+    inv = _inv(args)
+    g = inv.grant(args.run_id, args.group, by=args.by)
+    waiting = [d.source_id for d in inv.report(args.run_id).denied]
+    print(f"run {args.run_id}: granted {', '.join(g.groups)} (by {g.by}); unlocks {', '.join(g.unlocks) or 'nothing'}")
+    if g.answers:
+        print(f"  readable now: {', '.join(g.answers)}; `investigator resume {args.run_id}` continues")
+    else:
+        print(f"  the run still waits for {', '.join(waiting) or 'nothing'}: this grant unlocks none of it, "
+              f"so `resume` stays paused")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from investigator.report import render_markdown
 
-    report = _inv(args).report(args.run_id)
+    report = _inv(args).report(args.run_id)  # access re-checked now: unreadable evidence is withheld
     print(report.to_json() if args.json else render_markdown(report))
     return 0
 
@@ -221,7 +240,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tool", default="all", choices=["basic", "graph", "all"], help="which index to build (default all)")
     s.set_defaults(func=cmd_index)
 
-    s = sub.add_parser("delete", help="tombstone a source: removed from both indexes and never recalled again")
+    s = sub.add_parser("delete", help="tombstone a source: removed from both indexes and never recalled again "
+                                      "(an id the manifest does not name is an error)")
     s.add_argument("case", help="case folder")
     s.add_argument("source_id", help="manifest id of the source to delete")
     s.add_argument("--reason", default="deleted", help="why (kept with the tombstone)")
@@ -239,7 +259,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--llm-tokens", type=int, help="token budget of the LLM planner (then it plans deterministically)")
     s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions")
+    s = sub.add_parser("resume", help="continue a paused or crashed run after re-checking permissions and tombstones "
+                                      "(a run awaiting permission stays paused until a grant unlocks what it waits for)")
     s.add_argument("run_id", help="the run to continue")
     s.add_argument("--out", help="report folder (default out/RUN_ID)")
     s.set_defaults(func=cmd_resume)
@@ -279,12 +300,16 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", help="write the figures as JSON here (e.g. bench/results/retrieval-NAME.json)")
     b.set_defaults(func=cmd_bench_retrieval)
 
-    s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission")
+    s = sub.add_parser("grant", help="grant a paused run's principal a group, answering awaiting_permission "
+                                     "(refused for a run not paused, or a group no source names)")
     s.add_argument("run_id", help="the paused run")
-    s.add_argument("--group", action="append", required=True, help="group to grant (repeatable)")
+    s.add_argument("--group", action="append", required=True,
+                   help="group to grant (repeatable; one of the groups named in the case's sources.yaml)")
+    s.add_argument("--by", help="who grants it, kept with the grant (default: the current login name)")
     s.set_defaults(func=cmd_grant)
 
-    s = sub.add_parser("show", help="print the report of a run (Markdown, or JSON with --json)")
+    s = sub.add_parser("show", help="print the report of a run (Markdown, or JSON with --json); evidence the "
+                                    "principal can no longer read is withheld")
     s.add_argument("run_id", help="the run to show")
     s.add_argument("--json", action="store_true", help="print the JSON report")
     s.set_defaults(func=cmd_show)

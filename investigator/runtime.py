@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import socket
@@ -22,10 +23,11 @@ from investigator.config import Settings
 from investigator.report import Report, build_report, write_report
 from state._base import Frozen, content_hash
 from state.case import Case, load_case
+from state.claims import StopReason
 from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
-from state.store import RunRow, Store
-from tools.access import AccessPolicy
+from state.store import Grant, RunRow, Store
+from tools.access import AccessPolicy, AccessSnapshot, known_groups, snapshot
 from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
 from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
@@ -43,6 +45,14 @@ RETRIEVAL_TOOLS = ("basic", "graph")
 
 def _stderr(msg: str) -> None:
     print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+
+
+def _who() -> str:
+    """The account giving a grant when the caller names nobody."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment
+        return f"uid {os.getuid()}"
 
 
 def _dead_local_worker(owner: str) -> bool:
@@ -144,15 +154,25 @@ class Investigator:
         self.progress(f"building the GraphRAG index of {case.id}")
         return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress)
 
-    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
-        """Tombstone a source: it is dropped from both indexes now and never recalled again."""
+    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> bool:
+        """Tombstone a source: it is dropped from both indexes now and never recalled again.
+
+        Returns False when it was tombstoned already (nothing changes). A source id the manifest
+        does not name is a ConfigError, and nothing is written."""
         case, docs = self._load(case_dir)
         case_dir = Path(case_dir)
+        if source_id in tombstoned(self.index_path(case)):
+            return False
+        if source_id not in {d.id for d in docs}:
+            known = sorted(d.id for d in docs)
+            raise ConfigError(f"{case_dir / 'sources.yaml'}: sources: no source with id {source_id!r} "
+                              f"(expected one of {', '.join(known[:12])}{', …' if len(known) > 12 else ''})")
         self._ensure_index(case, case_dir, docs)
         tombstone(self.index_path(case), source_id, reason)
         self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
         if self.graph_dir(case).exists():
             self._ensure_graph(case, case_dir, docs, EntityExtractor.from_sources(docs))
+        return True
 
     def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
                   extractor: EntityExtractor | None = None) -> RetrievalTool:
@@ -174,7 +194,7 @@ class Investigator:
     def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
               docs: list[SourceDoc] | None = None) -> Deps:
         path = self.index_path(case)
-        policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
+        policy = self._policy(case, case_dir, run)
 
         def chunk_text(chunk_id: str) -> str | None:
             with reading(path) as con:
@@ -209,6 +229,12 @@ class Investigator:
             deleted=lambda: frozenset(tombstoned(path)),
         )
 
+    def _policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
+        """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
+        path = self.index_path(case)
+        return AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)),
+                            deleted=lambda: tombstoned(path))
+
     def _new_run_id(self, base: str) -> str:
         if not self.store.has_run(base):
             return base
@@ -227,7 +253,7 @@ class Investigator:
         run_id = run_id or self._new_run_id(case.default_run_id)
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
-        access = AccessPolicy(case_dir, case.principal).current()
+        access = AccessPolicy(case_dir, case.principal, deleted=lambda: tombstoned(self.index_path(case))).current()
         run = self.store.create_run(RunRow(
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
@@ -242,10 +268,15 @@ class Investigator:
         return self._drive(case, case_dir, run, tool, docs, fresh=True)
 
     def resume(self, run_id: str) -> RunResult:
-        """Continue a run from its last checkpoint after re-reading the current permissions."""
+        """Continue a run from its last checkpoint after re-reading the current permissions.
+
+        A run paused `awaiting_permission` continues only when something it waits for became
+        readable (a grant, or the manifest); otherwise RunStateError, and nothing is spent."""
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         case, docs = self._load(case_dir)
+        if run.status == "awaiting_permission":
+            self._still_paused(case, case_dir, run)
         tool = self._prepare(case, case_dir, docs, run.retrieval)
         return self._drive(case, case_dir, run, tool, docs, fresh=False)
 
@@ -332,16 +363,61 @@ class Investigator:
                 return done
             time.sleep(poll)
 
-    def grant(self, run_id: str, groups: list[str]) -> RunRow:
-        """Grant the run's principal more groups (answering `awaiting_permission`); `resume` continues."""
+    def _still_paused(self, case: Case, case_dir: Path, run: RunRow) -> None:
+        """Raise RunStateError when none of the sources a paused run waits for is readable yet."""
+        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+        waiting = stop.sources if stop is not None else ()
+        access = self._policy(case, case_dir, run).current()
+        if not waiting or any(access.can_read(s) or access.is_deleted(s) for s in waiting):
+            return
+        who = "; ".join(f"{s} (readable by {', '.join(access.unlocking_groups(s)) or 'no group'})" for s in waiting)
+        first = next((g for s in waiting for g in access.unlocking_groups(s)), "GROUP")
+        raise RunStateError(f"run {run.run_id!r} is still awaiting permission for {who}: nothing was resumed and no "
+                            f"budget spent; `investigator grant {run.run_id} --group {first}` first")
+
+    def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
+        """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
+
+        Refused (nothing written) when the run is not paused for permission (RunStateError), or a
+        group is not named by any source of the case's manifest or the principal holds it already
+        (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
         run = self.store.run(run_id)
-        granted = sorted(set(json.loads(run.grants)) | set(groups))
-        return self.store.update_run(run_id, grants=json.dumps(granted))
+        if run.status != "awaiting_permission":
+            why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
+            raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
+        case_dir = Path(run.case_dir)
+        case = load_case(case_dir)
+        manifest = load_manifest(case_dir)
+        known = known_groups(manifest)
+        unknown = sorted(set(groups) - known)
+        if unknown or not groups:
+            raise ConfigError(f"group {', '.join(unknown) or '(none)'}: no source in {case_dir / 'sources.yaml'} names "
+                              f"it (expected one of {', '.join(sorted(known))})")
+        before = self._policy(case, case_dir, run).current()
+        new = sorted(set(groups) - set(before.principal_groups))
+        if not new:
+            raise ConfigError(f"run {run_id!r}: the principal {case.principal.id} holds {', '.join(sorted(groups))} "
+                              f"already; nothing to grant")
+        after = snapshot(manifest, case.principal, (*before.principal_groups, *new), before.deleted)
+        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+        return self.store.add_grant(
+            run_id, by=by or _who(), groups=new, unlocks=sorted(after.readable() - before.readable()),
+            answers=[s for s in (stop.sources if stop else ()) if after.can_read(s)])
+
+    def access_now(self, run_id: str) -> AccessSnapshot:
+        """What the run's principal may read now (groups, grants, manifest and tombstones as they are)."""
+        run = self.store.run(run_id)
+        case_dir = Path(run.case_dir)
+        return self._policy(load_case(case_dir), case_dir, run).current()
 
     def report(self, run_id: str) -> Report:
+        """The run's report under the access of now: evidence of a source the principal can no
+        longer read (or that was deleted) is withheld and marked, never printed."""
         run = self.store.run(run_id)
-        case = load_case(Path(run.case_dir))
-        return build_report(case, run, self.store)
+        case_dir = Path(run.case_dir)
+        case = load_case(case_dir)
+        access = self._policy(case, case_dir, run).current()
+        return build_report(case, run, self.store, access=access)
 
     def write(self, run_id: str, out: Path) -> list[Path]:
         return write_report(self.report(run_id), out)
