@@ -55,6 +55,24 @@ def _who() -> str:
         return f"uid {os.getuid()}"
 
 
+def _tombstones(path: Path) -> Callable[[], frozenset[str]]:
+    """The index's tombstones, read again only when the index file changed (a tombstone rewrites
+    it, a rebuild replaces it): access is checked on every lookup and read, a connection is not."""
+    seen: list[object] = [None, frozenset()]
+
+    def current() -> frozenset[str]:
+        try:
+            st = path.stat()
+            key: object = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != seen[0]:
+            seen[:] = [key, frozenset(tombstoned(path))]
+        return seen[1]  # type: ignore[return-value]
+
+    return current
+
+
 def _dead_local_worker(owner: str) -> bool:
     """A lease holder on this host whose process is gone (a worker elsewhere is waited out)."""
     host, _, rest = owner.partition(":")
@@ -231,9 +249,8 @@ class Investigator:
 
     def _policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
         """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
-        path = self.index_path(case)
         return AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)),
-                            deleted=lambda: tombstoned(path))
+                            deleted=_tombstones(self.index_path(case)))
 
     def _new_run_id(self, base: str) -> str:
         if not self.store.has_run(base):
@@ -253,7 +270,7 @@ class Investigator:
         run_id = run_id or self._new_run_id(case.default_run_id)
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
-        access = AccessPolicy(case_dir, case.principal, deleted=lambda: tombstoned(self.index_path(case))).current()
+        access = AccessPolicy(case_dir, case.principal, deleted=_tombstones(self.index_path(case))).current()
         run = self.store.create_run(RunRow(
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
