@@ -234,14 +234,17 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     alternatives += [Alternative(what=d, status="refuted" if "not readable" not in why else "unchecked", why=why,
                                  evidence_ids=entity_state(k, d).evidence) for d, why in t.checked.items()]
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
+    if cause is not None and cause.contested:
+        conflicts += (_contested_words(k, cause),)
     root_cause = None
     if cause is not None:
         root_cause = RootCause(entity=cause.entity, kind=cause.kind,  # type: ignore[arg-type]
                                change=cause.change.change.id if cause.change else None, element=cause.element,
                                refined=cause.refined, path=tuple(t.path()), onset=t.nodes[root].state.onset,
                                summary=cause.summary)
+    contested = [e for _key, ids in (cause.contested if cause else ()) for e in ids]
     supporting = tuple(dict.fromkeys([e for h in hops for e in h.evidence_ids] + list(cause.evidence if cause else ())
-                                     + list(refuting)))
+                                     + list(refuting) + contested))
     decision = dict(path=tuple(hops), supporting=supporting, alternatives=tuple(alternatives), root_cause=root_cause,
                     blocked_by=tuple(blocked), conflicts=conflicts,
                     opposing=tuple(e for h in held for e in competitors[h].supporting))
@@ -253,11 +256,19 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         return ClaimDecision(state="insufficient", verdict="insufficient",
                              missing=tuple(missing) or (f"what explains {root}'s anomaly",), **{**decision, "root_cause": None},
                              **base)
-    if held:
+    if held or cause.contested:
         return ClaimDecision(state="conflicted", verdict="inferred", missing=tuple(missing), **decision, **base)
     if missing or cres.ambiguous:
         return ClaimDecision(state="candidate", verdict="inferred", missing=tuple(missing), **decision, **base)
     return ClaimDecision(state="supported", verdict="confirmed", **decision, **base)
+
+
+def _contested_words(k: Knowledge, cause: Cause) -> str:
+    """The refinements the documentation read disagrees on, each with the evidence that states it."""
+    def cites(ids: tuple[str, ...]) -> str:
+        return ", ".join(f"{e} from {k.evidence[e.split('+')[0]].source_id}" for e in ids)
+    options = " or ".join(f"{key} ({cites(ids)})" for key, ids in cause.contested)
+    return f"what {cause.element} changed: {options}; the sources read disagree and nothing in the anomaly names one"
 
 
 def _other_changes(k: Knowledge, t: Trace, cause: Cause | None) -> list[Alternative]:

@@ -107,9 +107,13 @@ class Searches:
         return bool(got) and not got[-1].more
 
     def done(self, action: str, entity: str, **kw: str | None) -> bool:
-        """The lookup ran and nothing it returned is left unread."""
+        """The lookup ran and nothing it returned is left unread. One that met a denial under an
+        older access watermark is not done: after a grant it may return what was denied."""
         got = self.looked(action, entity, **kw)  # type: ignore[arg-type]
-        return bool(got) and not got[-1].more
+        if not got:
+            return False
+        last = got[-1]
+        return not last.more and not (last.denied and self.watermark is not None and last.watermark != self.watermark)
 
     def denied(self, action: str, entity: str, **kw: str | None) -> list[str]:
         return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied  # type: ignore[arg-type]

@@ -235,7 +235,8 @@ def blocking(deps: Deps, decisions: dict[str, ClaimDecision], k: Knowledge) -> t
         if not isinstance(c, CausalChainClaim):
             mine += [x for lk in k.searches.lookups if lk.claim_id == c.id and lk.watermark == k.searches.watermark
                      for x in lk.denied]
-        mine = [x for x in dict.fromkeys(mine) if not deps.policy.current().can_read(x)]
+        access = deps.policy.current()  # a deleted source is gone, not waiting for a grant
+        mine = [x for x in dict.fromkeys(mine) if not access.can_read(x) and not access.is_deleted(x)]
         if mine:
             claims.append(c.id)
             denied += [x for x in mine if x not in denied]

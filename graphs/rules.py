@@ -370,6 +370,9 @@ class Cause:
     refined: str | None = None
     refined_evidence: tuple[str, ...] = ()
     refined_note: str = ""
+    contested: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(key, evidence) of each change the documentation read states, when they disagree and the
+    anomaly names none of them: no refinement is chosen, the claim is conflicted."""
     evidence: tuple[str, ...] = ()
     summary: str = ""
 
@@ -569,6 +572,13 @@ def _refine(k: Knowledge, cause: Cause) -> None:
     keys = list(dict.fromkeys(key for key, _e in found))
     # the anomaly's own words pick among several stated changes
     named = [key for key in keys if any(_names(m, canon_key(key)) for ms in k.mentions.values() for m, _e in ms)]
+    if len(named) != 1 and len(keys) > 1:
+        # sources disagree (or one lists several) and the telemetry names no single one: a document's
+        # word alone, however trusted, never picks the cause (docs/deciding.md §5)
+        cause.contested = tuple((key, tuple(dict.fromkeys(e for kk, e in found if kk == key))) for key in (named or keys))
+        cause.refined_note = (f"the documentation read states different changes of {dep.name} {dep.to} "
+                              f"({', '.join(k_ for k_, _e in cause.contested)}) and nothing in the anomaly names one")
+        return
     pick = named[0] if named else keys[0]
     cause.refined = pick
     cause.refined_evidence = tuple(dict.fromkeys(e for key, e in found if key == pick))

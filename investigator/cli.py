@@ -63,8 +63,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    _inv(args).delete_source(Path(args.case), args.source_id, args.reason)
-    print(f"{args.source_id} tombstoned in {args.case}: dropped from both indexes, never recalled again")
+    if _inv(args).delete_source(Path(args.case), args.source_id, args.reason):  # an unknown id is an error
+        print(f"{args.source_id} tombstoned in {args.case}: dropped from both indexes, never recalled again")
+    else:
+        print(f"{args.source_id} was tombstoned in {args.case} already: nothing changed")
     return 0
 
 
@@ -142,6 +144,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from investigator.evaluate import evaluate, evaluate_parallel, expand, to_json, to_markdown
 
     base = _inv(args)
+    for given in map(Path, args.cases):
+        if not given.is_dir():
+            print(f"error: {given}: no such folder (expected a case folder or a folder of cases)", file=sys.stderr)
+            return 2
+        if (given / "case.yaml").exists() and not (given / "expected.yaml").exists():
+            print(f"error: {given / 'expected.yaml'}: missing (eval scores a run against it)", file=sys.stderr)
+            return 2
+        if not expand([given]):
+            print(f"error: {given}: no case folder with an expected.yaml in it", file=sys.stderr)
+            return 2
     cases = expand([Path(c) for c in args.cases] or [Path("cases")])
     if not cases:
         print(f"error: no case folder with an expected.yaml in {', '.join(args.cases) or 'cases'}", file=sys.stderr)
@@ -222,15 +234,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_grant(args: argparse.Namespace) -> int:
-    run = _inv(args).grant(args.run_id, args.group)
-    print(f"run {run.run_id}: principal now also holds {run.grants}; `investigator resume {run.run_id}` continues")
+    inv = _inv(args)
+    g = inv.grant(args.run_id, args.group, by=args.by)
+    waiting = [d.source_id for d in inv.report(args.run_id).denied]
+    print(f"run {args.run_id}: granted {', '.join(g.groups)} (by {g.by}); unlocks {', '.join(g.unlocks) or 'nothing'}")
+    if g.answers:
+        print(f"  readable now: {', '.join(g.answers)}; `investigator resume {args.run_id}` continues")
+    else:
+        print(f"  the run still waits for {', '.join(waiting) or 'nothing'}: this grant unlocks none of it, "
+              f"so `resume` stays paused")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from investigator.report import render_markdown
 
-    report = _inv(args).report(args.run_id)
+    report = _inv(args).report(args.run_id)  # access re-checked now: unreadable evidence is withheld
     print(report.to_json() if args.json else render_markdown(report))
     return 0
 
@@ -331,7 +350,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--graph-from", metavar="DIR", help="use this graphrag output folder (built from the case's chunks) "
                    "as the graph index instead of building one (default: build it)")
 
-    s = command("delete", "tombstone a source: removed from both indexes and never recalled again", cmd_delete)
+    s = command("delete", "tombstone a source: removed from both indexes and never recalled again "
+                "(an id the manifest does not name is an error)", cmd_delete)
     s.add_argument("case", help="case folder")
     s.add_argument("source_id", help="manifest id of the source to delete")
     s.add_argument("--reason", default="deleted", help="why (kept with the tombstone)")
@@ -350,7 +370,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--llm-timeout", type=float, help="seconds one LLM call may take before that step plans "
                    "deterministically (default: 30)")
 
-    s = command("resume", "continue a paused or crashed run after re-checking permissions", cmd_resume)
+    s = command("resume", "continue a paused or crashed run after re-checking permissions and tombstones "
+                "(a run awaiting permission stays paused until a grant unlocks what it waits for)", cmd_resume)
     s.add_argument("run_id", help="the run to continue")
     s.add_argument("--out", help="report folder (default: out/RUN_ID)")
 
@@ -390,11 +411,15 @@ def parser() -> argparse.ArgumentParser:
                    "(default: print only)")
     b.set_defaults(func=cmd_bench_retrieval)
 
-    s = command("grant", "grant a paused run's principal a group, answering awaiting_permission", cmd_grant)
+    s = command("grant", "grant a paused run's principal a group, answering awaiting_permission "
+                "(refused for a run not paused, or a group no source names)", cmd_grant)
     s.add_argument("run_id", help="the paused run")
-    s.add_argument("--group", action="append", required=True, help="group to grant (repeatable)")
+    s.add_argument("--group", action="append", required=True,
+                   help="group to grant (repeatable; one of the groups named in the case's sources.yaml)")
+    s.add_argument("--by", help="who grants it, kept with the grant (default: the current login name)")
 
-    s = command("show", "print the report of a run (Markdown, or JSON with --json)", cmd_show, store_only=True)
+    s = command("show", "print the report of a run (Markdown, or JSON with --json); evidence the principal "
+                "can no longer read is withheld", cmd_show, store_only=True)
     s.add_argument("run_id", help="the run to show")
     s.add_argument("--json", action="store_true", help="print the JSON report (as report.json)")
 

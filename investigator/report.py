@@ -1,8 +1,11 @@
 """The claim-by-claim evidence report: a versioned JSON document and its Markdown and HTML renderings.
 
 Built only from the store's active evidence: revoked evidence is listed by id and reason,
-never with its text. A run that stopped without `evidence_ready` never shows a causal claim
-as confirmed.
+never with its text, and evidence of a source the principal cannot read *now* (access
+re-checked when the report is built, e.g. by `show`) is withheld and marked the same way.
+A run that stopped without `evidence_ready` never shows a causal claim as confirmed. Text
+that tries to instruct the investigator is flagged where it is quoted. The HTML page is
+rendered by a template engine that escapes every value.
 
 `report.json` is `Report.to_json()`; it loads back with `Report.model_validate_json` and is
 described by the JSON Schema `report_json_schema()`, shipped as docs/report.schema.json.
@@ -12,7 +15,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from html import escape
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -26,6 +28,8 @@ from state.evidence import Evidence, Finding, Span
 from state.facts import SignalFact
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
+from tools.access import AccessSnapshot
+from tools.profile import load_profile
 
 SCHEMA: Final = "investigator/report@1"
 """The report format's name and version: `report.json`'s `schema` field and the JSON Schema's `$id`."""
@@ -53,6 +57,29 @@ class EvidenceView(Frozen):
     text: str = ""
     facts: tuple[str, ...] = ()
     """The other facts the span states, in words."""
+    instruction: str = ""
+    """Words in the quoted text that try to instruct the investigator (flagged; they changed nothing)."""
+    withheld: str = ""
+    """Why the text is not shown: the source is no longer readable by the principal, or was deleted."""
+
+
+class DeniedSource(Frozen):
+    """A source the run needed and the principal may not read, and who could let it."""
+
+    source_id: str
+    groups: tuple[str, ...]
+    """Groups that would make it readable (a member can `grant` them); empty if none would."""
+    needed_for: tuple[str, ...] = ()
+
+
+class GrantView(Frozen):
+    at: datetime
+    by: str
+    groups: tuple[str, ...]
+    unlocks: tuple[str, ...]
+    """Sources the principal could read only after this grant."""
+    answers: tuple[str, ...]
+    """The paused run's denied sources this grant made readable."""
 
 
 class ClaimView(Frozen):
@@ -112,6 +139,9 @@ class Report(Frozen):
     planner: dict[str, Any] = {}
     """Who chose the actions: `kind`, and for a model-backed planner its endpoint, model, calls,
     tokens, fallbacks by reason, the failures named, and one entry per planned round."""
+    denied: tuple[DeniedSource, ...] = ()
+    """Sources the run was refused, with the groups that would unlock each."""
+    grants: tuple[GrantView, ...] = ()
 
     def to_json(self) -> str:
         """The report.json text; `Report.model_validate_json` reads it back to an equal report."""
@@ -142,16 +172,46 @@ def _fact_words(ev: Evidence) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))[:12]
 
 
-def _view(ev: Evidence) -> EvidenceView:
+def _instruction(ev: Evidence, injection: Any) -> str:  # noqa: ANN401 - a compiled pattern
+    """The first words of the evidence that try to instruct the investigator, if any."""
+    found = next((f.phrase for f in ev.facts if f.kind == "injection"), "")
+    if found:
+        return found
+    m = injection.search(ev.span.quote if ev.span else ev.text)
+    return m.group(0) if m else ""
+
+
+def _view(ev: Evidence, injection: Any, withheld: str = "") -> EvidenceView:  # noqa: ANN401
+    if withheld:  # ids and provenance only: nothing the source says
+        return EvidenceView(id=ev.id, kind=ev.kind, source_id=ev.source_id, source_kind=ev.source_kind,
+                            version=ev.version, span=None, trust=ev.trust, read_at=ev.read_at, watermark=ev.watermark,
+                            withheld=withheld)
     return EvidenceView(id=ev.id, kind=ev.kind, source_id=ev.source_id, source_kind=ev.source_kind, version=ev.version,
                         span=ev.span, trust=ev.trust, label=ev.label, found=ev.found, read_at=ev.read_at,
-                        watermark=ev.watermark, signals=tuple(ev.signals()), text=ev.text, facts=_fact_words(ev))
+                        watermark=ev.watermark, signals=tuple(ev.signals()), text=ev.text, facts=_fact_words(ev),
+                        instruction=_instruction(ev, injection))
 
 
-def _timeline(steps: list[Logged]) -> list[dict[str, Any]]:
+def _withheld(active: dict[str, Evidence], access: AccessSnapshot | None) -> dict[str, str]:
+    """Evidence whose source the principal cannot read now, with the reason (never its text)."""
+    if access is None:
+        return {}
+    out = {}
+    for eid, ev in active.items():
+        if ev.kind == "initial" or access.can_read(ev.source_id):
+            continue
+        out[eid] = ("withheld: the source was deleted (tombstone)" if access.is_deleted(ev.source_id) else
+                    "withheld: the source is no longer readable by the principal")
+    return out
+
+
+def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[dict[str, Any]]:
     out = []
+    pending = sorted(grants, key=lambda g: g.at)
     for s in steps:
         st = s.step
+        while pending and _utc(pending[0].at) <= _utc(s.at):  # a grant sits between the pause and the resume
+            out.append(_grant_item(pending.pop(0), st.round))
         item: dict[str, Any] = {"round": st.round, "node": st.node, "at": s.at.isoformat()}
         if isinstance(st, PlanStep):
             g = st.gap
@@ -177,6 +237,7 @@ def _timeline(steps: list[Logged]) -> list[dict[str, Any]]:
         elif isinstance(st, DecideStep):
             item["summary"] = f"stop: {st.stop.kind}" if st.stop else ("continue" + (f" ({st.resumed_after})" if st.resumed_after else ""))
         out.append(item)
+    out += [_grant_item(g, out[-1]["round"] if out else 0) for g in pending]
     return out
 
 
@@ -231,12 +292,26 @@ def _planner_lines(p: dict[str, Any]) -> list[str]:
     return lines
 
 
-def build_report(case: Case, run: RunRow, store: Store) -> Report:
+def _utc(at: datetime) -> datetime:
+    """Stores keep UTC; SQLite hands it back without a zone."""
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def _grant_item(g: GrantView, round_: int) -> dict[str, Any]:
+    return {"round": round_, "node": "grant", "at": g.at.isoformat(),
+            "summary": f"grant {', '.join(g.groups)} by {g.by}; unlocks {', '.join(g.unlocks) or 'nothing'}"}
+
+
+def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot | None = None) -> Report:
+    """The report of a run; with `access` (the principal's access now), evidence of a source it
+    can no longer read is withheld and the claims resting on it say so."""
     stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
     decisions = store.decisions(run.run_id)
     history = store.decision_history(run.run_id)
     active = {e.id: e for e in store.evidence(run.run_id)}
     inactive = [e for e in store.evidence(run.run_id, include_inactive=True) if e.status != "active"]
+    withheld = _withheld(active, access)
+    injection = load_profile(case.profile).injection_re
     claims = []
     for claim in case.required_claims:
         d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
@@ -245,17 +320,28 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         if isinstance(claim, CausalChainClaim) and verdict == "confirmed" and (stop is None or stop.kind != "evidence_ready"):
             verdict, note = "inferred", "the run stopped before evidence_ready: a root cause is never confirmed then"
         keep = lambda ids: tuple(i for i in ids if i in active)  # noqa: E731 - revoked ids are not shown
+        rests = [i for i in dict.fromkeys([*d.supporting, *(e for h in d.path for e in h.evidence_ids)]) if i in withheld]
+        root_cause = d.root_cause if verdict in ("confirmed", "inferred") else None
+        path = tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids)}) for h in d.path)
+        if rests:
+            note = "; ".join(x for x in (note, f"rests on evidence withheld now ({', '.join(rests)}: no longer "
+                                               f"readable); `investigator resume {run.run_id}` re-checks and re-decides") if x)
+            path = tuple(h.model_copy(update={"note": "withheld: rests on evidence no longer readable"})
+                         if set(h.evidence_ids) & set(rests) else h for h in path)
+            if root_cause is not None:
+                root_cause = root_cause.model_copy(update={"summary": "withheld: rests on evidence no longer readable"})
         claims.append(ClaimView(
             id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=d.state, rule=d.rule,
             supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=d.missing,
-            path=tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids)}) for h in d.path),
-            root_cause=d.root_cause if verdict in ("confirmed", "inferred") else None,
+            path=path, root_cause=root_cause,
             alternatives=tuple(a.model_copy(update={"evidence_ids": keep(a.evidence_ids)}) for a in d.alternatives),
             blocked_by=d.blocked_by, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
             history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id)))
     reads = store.reads(run.run_id)
     steps = store.steps(run.run_id)
     by = lambda outcome: sorted({r.source_id for _r, r in reads if r.outcome == outcome})  # noqa: E731
+    grants = tuple(GrantView(at=g.at, by=g.by, groups=g.groups, unlocks=g.unlocks, answers=g.answers)
+                   for g in store.grants(run.run_id))
     return Report(
         generated_at=datetime.now(UTC), tool_version=__version__,
         case_id=case.id, run_id=run.run_id, title=case.title, alert=f"{case.alert.id}: {case.alert.text}",
@@ -268,12 +354,30 @@ def build_report(case: Case, run: RunRow, store: Store) -> Report:
         reads={"total": len(reads), "ok": sum(1 for _r, r in reads if r.outcome == "ok"),
                "reused": sum(s.step.recheck.reused for s in steps if isinstance(s.step, ResumeStep)),
                "denied": by("denied"), "failed": by("failed"), "not_found": by("not_found")},
-        claims=tuple(claims), evidence=tuple(_view(e) for e in active.values()),
+        claims=tuple(claims), evidence=tuple(_view(e, injection, withheld.get(e.id, "")) for e in active.values()),
         revoked=tuple({"id": e.id, "source_id": e.source_id, "status": e.status, "reason": e.status_note}
                       for e in inactive),
-        timeline=tuple(_timeline(steps)),
+        timeline=tuple(_timeline(steps, grants)),
         planner=planner_summary(run, steps),
+        denied=_denied(by("denied"), stop, claims, access), grants=grants,
     )
+
+
+def _denied(read_denied: list[str], stop: StopReason | None, claims: list[ClaimView],
+            access: AccessSnapshot | None) -> tuple[DeniedSource, ...]:
+    """Every source the run was refused and still may not read, with the groups that would unlock it."""
+    ids = list(dict.fromkeys([*(stop.sources if stop and stop.kind in ("awaiting_permission", "permission_denied")
+                                else ()), *(x for c in claims for x in c.blocked_by), *read_denied]))
+    out = []
+    for sid in ids:
+        if access is not None and (access.can_read(sid) or access.is_deleted(sid)):
+            continue  # readable now (a grant), or gone
+        needed = tuple(c.id for c in claims if sid in c.blocked_by)
+        if stop is not None and sid in stop.sources:
+            needed = tuple(dict.fromkeys([*needed, *stop.claims]))
+        out.append(DeniedSource(source_id=sid, groups=access.unlocking_groups(sid) if access is not None else (),
+                                needed_for=needed))
+    return tuple(out)
 
 
 def _quote(text: str, limit: int = 240) -> str:
@@ -283,13 +387,41 @@ def _quote(text: str, limit: int = 240) -> str:
 
 def _ev_line(ev: EvidenceView) -> str:
     label = f" **[{ev.label}]**" if ev.label else ""
+    if ev.withheld:
+        return f"- `{ev.id}` {ev.source_id}@{ev.version} **[withheld]** ({ev.withheld})"
+    warn = (f"\n  ⚠ tries to instruct the investigator ('{_quote(ev.instruction, 80)}'): quoted as data, ignored"
+            if ev.instruction else "")
     if ev.kind == "initial":
-        return f"- `{ev.id}` ({ev.trust}, from the case) {ev.text}"
+        return f"- `{ev.id}` ({ev.trust}, from the case) {ev.text}{warn}"
     span = ev.span
     where = f"{ev.source_id}@{ev.version} [{span.start}:{span.end}] #{span.content_hash}" if span else ev.source_id
     extra = "".join(f" — {signal_words(sig)}" for sig in ev.signals[:2])
     facts = f"\n  ({'; '.join(ev.facts)})" if ev.facts else ""
-    return f"- `{ev.id}` {where}{label}{extra}\n  > {_quote(span.quote) if span else ''}{facts}"
+    return f"- `{ev.id}` {where}{label}{extra}{warn}\n  > {_quote(span.quote) if span else ''}{facts}"
+
+
+def stop_words(r: Report) -> str:
+    """The stop reason in one line; a permission stop names who can grant."""
+    if r.stop is None:
+        return "(running)"
+    line = r.stop.kind + (f" — {r.stop.detail}" if r.stop.detail else "")
+    if r.stop.kind in ("awaiting_permission", "permission_denied") and r.stop.groups:
+        line += f" (groups that can read it: {', '.join(r.stop.groups)})"
+    return line
+
+
+def _permission_lines(r: Report) -> list[str]:
+    lines: list[str] = []
+    for d in r.denied:
+        who = (f"readable by group {', '.join(d.groups)}: `investigator grant {r.run_id} --group {d.groups[0]}`"
+               if d.groups else "no group would make it readable")
+        lines.append(f"- denied `{d.source_id}`" + (f" (needed for {', '.join(d.needed_for)})" if d.needed_for else "")
+                     + f"; {who}")
+    for g in r.grants:
+        lines.append(f"- granted {', '.join(g.groups)} by {g.by} at {g.at:%Y-%m-%d %H:%M:%S %Z}; unlocked "
+                     f"{', '.join(g.unlocks) or 'nothing'}" + (f"; answers the pause for {', '.join(g.answers)}"
+                                                              if g.answers else ""))
+    return lines
 
 
 def signal_words(sig: SignalFact) -> str:
@@ -310,7 +442,7 @@ def render_markdown(r: Report) -> str:
              f"- **Alert**: {r.alert}", f"- **Question**: {r.question}", f"- **Subject**: {r.subject}",
              f"- **Window**: {r.window}", f"- **Principal**: {r.principal}", f"- **Retrieval**: {r.retrieval}",
              f"- **Status**: {r.status}",
-             f"- **Stop reason**: {r.stop.kind + (' — ' + r.stop.detail if r.stop.detail else '') if r.stop else '(running)'}",
+             f"- **Stop reason**: {stop_words(r)}",
              f"- **Budgets**: rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, "
              f"reads {r.budgets['reads_used']}/{r.budgets['reads_limit']}",
              f"- **Reads**: {r.reads['ok']} ok of {r.reads['total']} ({r.reads['reused']} reused on resume); denied: {', '.join(r.reads['denied']) or 'none'}; "
@@ -349,6 +481,8 @@ def render_markdown(r: Report) -> str:
             lines += ["", "Unresolved conflicts:", ""] + [f"- {x}" for x in c.conflicts]
         if c.missing:
             lines += ["", "Missing observations:", ""] + [f"- {x}" for x in c.missing]
+    if r.denied or r.grants:
+        lines += ["", "## Permissions", ""] + _permission_lines(r)
     if r.revoked:
         lines += ["", "## Revoked or stale evidence", ""]
         lines += [f"- `{x['id']}` from {x['source_id']}: {x['status']} ({x['reason']})" for x in r.revoked]
@@ -362,6 +496,8 @@ def write_report(r: Report, out: Path) -> list[Path]:
     """Write report.json, report.md and report.html atomically (a temp file renamed into place)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    from investigator.report_html import render_html  # the template module renders a Report
+
     written = []
     for name, text in (("report.json", r.to_json()), ("report.md", render_markdown(r)), ("report.html", render_html(r))):
         tmp = out / f".{name}.tmp"
@@ -369,74 +505,3 @@ def write_report(r: Report, out: Path) -> list[Path]:
         tmp.replace(out / name)
         written.append(out / name)
     return written
-
-
-def _svg_path(hops) -> str:  # noqa: ANN001 - tuple[Hop, ...]
-    """The bridge path as boxes and arrows; dashed where a hop does not apply yet."""
-    if not hops:
-        return ""
-    nodes = [hops[0].source, *[h.target for h in hops]]
-    w, gap, h = 170, 60, 44
-    width = len(nodes) * w + (len(nodes) - 1) * gap + 20
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h + 40}" role="img" '
-             f'aria-label="bridge path">']
-    for i, name in enumerate(nodes):
-        x = 10 + i * (w + gap)
-        parts.append(f'<rect x="{x}" y="10" width="{w}" height="{h}" rx="8" fill="#eef3fb" stroke="#3a6ea5"/>'
-                     f'<text x="{x + w / 2}" y="{10 + h / 2 + 5}" text-anchor="middle" font-size="13">{escape(name)}</text>')
-        if i < len(hops):
-            hop = hops[i]
-            x1, x2 = x + w, x + w + gap
-            dash = "" if hop.applicable else ' stroke-dasharray="5,4"'
-            parts.append(f'<line x1="{x1}" y1="{10 + h / 2}" x2="{x2 - 6}" y2="{10 + h / 2}" stroke="#333"{dash}/>'
-                         f'<polygon points="{x2 - 6},{10 + h / 2 - 5} {x2},{10 + h / 2} {x2 - 6},{10 + h / 2 + 5}" fill="#333"/>'
-                         f'<text x="{(x1 + x2) / 2}" y="{h + 30}" text-anchor="middle" font-size="10">'
-                         f'{escape(", ".join(hop.evidence_ids[:3]))}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def render_html(r: Report) -> str:
-    """One self-contained HTML page: the claims, their evidence and the bridge path drawn."""
-    ev = {e.id: e for e in r.evidence}
-    css = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-           ".v-confirmed{color:#17703a}.v-refuted{color:#a12b2b}.v-inferred{color:#9a6700}.v-insufficient{color:#555}"
-           "blockquote{margin:.3em 0 .8em 1em;padding-left:.8em;border-left:3px solid #ccc;font-size:.9em;white-space:pre-wrap}"
-           "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}"
-           ".label{background:#fff3cd;padding:0 4px;border-radius:3px}")
-    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(r.run_id)}</title><style>{css}</style></head><body>",
-           f"<h1>Investigation {escape(r.run_id)}: {escape(r.case_id)}</h1><p>{escape(r.title)}</p><table>"]
-    for k, v in (("Alert", r.alert), ("Question", r.question), ("Subject", r.subject), ("Window", r.window),
-                 ("Principal", r.principal), ("Retrieval", r.retrieval),
-                 ("Stop reason", f"{r.stop.kind} — {r.stop.detail}" if r.stop else r.status),
-                 ("Budgets", f"rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, reads "
-                             f"{r.budgets['reads_used']}/{r.budgets['reads_limit']}"),
-                 ("Denied / failed / not found", f"{', '.join(r.reads['denied']) or '—'} / "
-                  f"{', '.join(r.reads['failed']) or '—'} / {', '.join(r.reads['not_found']) or '—'}")):
-        out.append(f"<tr><th>{k}</th><td>{escape(str(v))}</td></tr>")
-    out.append("</table>")
-    for c in r.claims:
-        out.append(f"<h2><code>{escape(c.id)}</code> — <span class='v-{c.verdict}'>{c.verdict}</span></h2>"
-                   f"<p>{escape(c.statement)}</p><p><small>rule: {escape(c.rule)}</small></p>")
-        if c.note:
-            out.append(f"<p><em>{escape(c.note)}</em></p>")
-        out.append(_svg_path(c.path))
-        for title, ids in (("Supporting", c.supporting), ("Opposing", c.opposing), ("Proposed by", c.proposed_by)):
-            items = [ev[i] for i in ids if i in ev]
-            if items:
-                out.append(f"<h3>{title}</h3>")
-                for e in items:
-                    where = (f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span
-                             else f"from the case ({e.trust})")
-                    label = f" <span class='label'>{e.label}</span>" if e.label else ""
-                    for sig in e.signals[:2]:
-                        where += f" — {signal_words(sig)}"
-                    quote = e.span.quote if e.span else e.text
-                    out.append(f"<div><code>{e.id}</code> {escape(where)}{label}<blockquote>{escape(quote)}</blockquote></div>")
-        for title, items in (("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)):
-            if items:
-                out.append(f"<h3>{title}</h3><ul>" + "".join(f"<li>{escape(x)}</li>" for x in items) + "</ul>")
-    out.append("<h2>Timeline</h2><table><tr><th>round</th><th>node</th><th>what</th></tr>")
-    out += [f"<tr><td>{t['round']}</td><td>{t['node']}</td><td>{escape(str(t['summary']))}</td></tr>" for t in r.timeline]
-    out.append("</table></body></html>")
-    return "\n".join(out)

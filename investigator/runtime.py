@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import socket
@@ -22,14 +23,15 @@ from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
 from investigator.report import Report, write_report
-from investigator.workspace import Workspace
+from investigator.workspace import Workspace, _tombstones
 from state import Frozen, content_hash
 from state.case import Case, load_case
+from state.claims import StopReason
 from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
-from state.store import RunRow
-from tools.access import AccessPolicy
+from state.store import Grant, RunRow
+from tools.access import AccessPolicy, known_groups, snapshot
 from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
 from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
@@ -47,6 +49,14 @@ RETRIEVAL_TOOLS = ("basic", "graph")
 
 def _stderr(msg: str) -> None:
     print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+
+
+def _who() -> str:
+    """The account giving a grant when the caller names nobody."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment
+        return f"uid {os.getuid()}"
 
 
 def _dead_local_worker(owner: str) -> bool:
@@ -98,9 +108,6 @@ class Investigator(Workspace):
     # case and index ---------------------------------------------------------
     def validate(self, case_dir: Path) -> Case:
         return validate_case(case_dir)
-
-    def index_path(self, case: Case, case_dir: Path) -> Path:
-        return self.settings.index_dir(case.id, case_dir) / "basic.duckdb"
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
@@ -180,17 +187,27 @@ class Investigator(Workspace):
             return import_graph(Path(src), self.graph_dir(case, case_dir), self.index_path(case, case_dir),
                                 self.embedder, self.progress)
 
-    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> None:
-        """Tombstone a source: it is dropped from both indexes now and never recalled again."""
+    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> bool:
+        """Tombstone a source: it is dropped from both indexes now and never recalled again.
+
+        Returns False when it was tombstoned already (nothing changes). A source id the manifest
+        does not name is a ConfigError, and nothing is written."""
         case, docs = self._load(case_dir)
         case_dir = Path(case_dir)
         with self._building(case, case_dir, "the index"):
+            if source_id in tombstoned(self.index_path(case, case_dir)):
+                return False
+            if source_id not in {d.id for d in docs}:
+                known = sorted(d.id for d in docs)
+                raise ConfigError(f"{case_dir / 'sources.yaml'}: sources: no source with id {source_id!r} "
+                                  f"(expected one of {', '.join(known[:12])}{', …' if len(known) > 12 else ''})")
             self._ensure_index(case, case_dir, docs)
             tombstone(self.index_path(case, case_dir), source_id, reason)
             self._ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
             if self.graph_dir(case, case_dir).exists():
                 self._ensure_graph(case, case_dir, docs,
                                    EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile))
+        return True
 
     def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
                   extractor: EntityExtractor | None = None) -> RetrievalTool:
@@ -213,7 +230,7 @@ class Investigator(Workspace):
     def _deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
               docs: list[SourceDoc] | None = None) -> Deps:
         path = self.index_path(case, case_dir)
-        policy = AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)))
+        policy = self._policy(case, case_dir, run)
 
         def chunk_text(chunk_id: str) -> str | None:
             with reading(path) as con:
@@ -289,7 +306,7 @@ class Investigator(Workspace):
         run_id = run_id or self._new_run_id(case.default_run_id)
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
-        access = AccessPolicy(case_dir, case.principal).current()
+        access = AccessPolicy(case_dir, case.principal, deleted=_tombstones(self.index_path(case, case_dir))).current()
         run = self.store.create_run(RunRow(
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
@@ -306,10 +323,15 @@ class Investigator(Workspace):
         return case, case_dir, run, tool, docs
 
     def resume(self, run_id: str) -> RunResult:
-        """Continue a run from its last checkpoint after re-reading the current permissions."""
+        """Continue a run from its last checkpoint after re-reading the current permissions.
+
+        A run paused `awaiting_permission` continues only when something it waits for became
+        readable (a grant, or the manifest); otherwise RunStateError, and nothing is spent."""
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         case, docs = self._load(case_dir)
+        if run.status == "awaiting_permission":
+            self._still_paused(case, case_dir, run)
         tool = self._prepare(case, case_dir, docs, run.retrieval)
         return self._drive(case, case_dir, run, tool, docs, fresh=False)
 
@@ -418,11 +440,46 @@ class Investigator(Workspace):
                 return done
             time.sleep(poll)
 
-    def grant(self, run_id: str, groups: list[str]) -> RunRow:
-        """Grant the run's principal more groups (answering `awaiting_permission`); `resume` continues."""
+    def _still_paused(self, case: Case, case_dir: Path, run: RunRow) -> None:
+        """Raise RunStateError when none of the sources a paused run waits for is readable yet."""
+        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+        waiting = stop.sources if stop is not None else ()
+        access = self._policy(case, case_dir, run).current()
+        if not waiting or any(access.can_read(s) or access.is_deleted(s) for s in waiting):
+            return
+        who = "; ".join(f"{s} (readable by {', '.join(access.unlocking_groups(s)) or 'no group'})" for s in waiting)
+        first = next((g for s in waiting for g in access.unlocking_groups(s)), "GROUP")
+        raise RunStateError(f"run {run.run_id!r} is still awaiting permission for {who}: nothing was resumed and no "
+                            f"budget spent; `investigator grant {run.run_id} --group {first}` first")
+
+    def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
+        """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
+
+        Refused (nothing written) when the run is not paused for permission (RunStateError), or a
+        group is not named by any source of the case's manifest or the principal holds it already
+        (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
         run = self.store.run(run_id)
-        granted = sorted(set(json.loads(run.grants)) | set(groups))
-        return self.store.update_run(run_id, grants=json.dumps(granted))
+        if run.status != "awaiting_permission":
+            why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
+            raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
+        case_dir = Path(run.case_dir)
+        case = load_case(case_dir)
+        manifest = load_manifest(case_dir)
+        known = known_groups(manifest)
+        unknown = sorted(set(groups) - known)
+        if unknown or not groups:
+            raise ConfigError(f"group {', '.join(unknown) or '(none)'}: no source in {case_dir / 'sources.yaml'} names "
+                              f"it (expected one of {', '.join(sorted(known))})")
+        before = self._policy(case, case_dir, run).current()
+        new = sorted(set(groups) - set(before.principal_groups))
+        if not new:
+            raise ConfigError(f"run {run_id!r}: the principal {case.principal.id} holds {', '.join(sorted(groups))} "
+                              f"already; nothing to grant")
+        after = snapshot(manifest, case.principal, (*before.principal_groups, *new), before.deleted)
+        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+        return self.store.add_grant(
+            run_id, by=by or _who(), groups=new, unlocks=sorted(after.readable() - before.readable()),
+            answers=[s for s in (stop.sources if stop else ()) if after.can_read(s)])
 
     def write(self, run_id: str, out: Path) -> list[Path]:
         return write_report(self.report(run_id), out)

@@ -3,18 +3,44 @@
 `Workspace` is the part of the public API that needs no embedding model, no index and no loop:
 listing runs, a run's report, a run's checkpoint history. `Investigator` extends it, so both
 answer these the same way; the CLI's `runs`, `show` and `history` use a bare `Workspace` and
-start without importing torch, graphrag, duckdb or the LangGraph loop.
+start without importing torch, graphrag or the LangGraph loop (`show` reads the index's
+tombstones with DuckDB, to re-check access before printing).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from investigator.config import Settings
 from investigator.report import Report, build_report
-from state.case import load_case
-from state.store import Store
+from state.case import Case, load_case
+from state.store import RunRow, Store
+
+if TYPE_CHECKING:  # access is re-checked by `show` and the runtime only: `runs` and `history` stay light
+    from tools.access import AccessPolicy, AccessSnapshot
+
+
+def _tombstones(path: Path) -> Callable[[], frozenset[str]]:
+    """The index's tombstones, read again only when the index file changed (a tombstone rewrites
+    it, a rebuild replaces it): access is checked on every lookup and read, a connection is not."""
+    from tools.tombstones import tombstoned
+
+    seen: list[object] = [None, frozenset()]
+
+    def current() -> frozenset[str]:
+        try:
+            st = path.stat()
+            key: object = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != seen[0]:
+            seen[:] = [key, frozenset(tombstoned(path))]
+        return seen[1]  # type: ignore[return-value]
+
+    return current
 
 
 class Workspace:
@@ -31,11 +57,31 @@ class Workspace:
             self._store = Store.from_url(self.settings.resolved_store_url)
         return self._store
 
-    def report(self, run_id: str) -> Report:
-        """The run's report as of now, built from the store and the case file."""
+    def index_path(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "basic.duckdb"
+
+    def _policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
+        """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
+        from tools.access import AccessPolicy
+
+        return AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)),
+                            deleted=_tombstones(self.index_path(case, case_dir)))
+
+    def access_now(self, run_id: str) -> AccessSnapshot:
+        """What the run's principal may read now (groups, grants, manifest and tombstones as they are)."""
         run = self.store.run(run_id)
-        case = load_case(Path(run.case_dir))
-        return build_report(case, run, self.store)
+        case_dir = Path(run.case_dir)
+        return self._policy(load_case(case_dir), case_dir, run).current()
+
+    def report(self, run_id: str) -> Report:
+        """The run's report under the access of now: evidence of a source the principal can no
+        longer read (or that was deleted) is withheld and marked, never printed."""
+        run = self.store.run(run_id)
+        case_dir = Path(run.case_dir)
+        case = load_case(case_dir)
+        access = self._policy(case, case_dir, run).current()
+        return build_report(case, run, self.store, access=access)
+
 
     def history(self, run_id: str) -> list[dict[str, Any]]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""

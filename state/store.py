@@ -7,6 +7,8 @@ re-running a step after a crash adds nothing twice.
 
 from __future__ import annotations
 
+import json
+
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
+from state._base import Frozen
 from state.claims import ClaimDecision, StopReason
 from state.errors import ConfigError, RunNotFound
 from state.evidence import BridgeOccurrence, Evidence, ReadRecord
@@ -98,6 +101,33 @@ class StepRow(SQLModel, table=True):
     seq: int
     payload: str
     at: datetime = Field(default_factory=_now)
+
+
+class GrantRow(SQLModel, table=True):
+    """One permission grant answering a paused run: who, when, which groups, what it unlocked."""
+
+    __tablename__ = "inv_grant"
+    run_id: str = Field(primary_key=True)
+    seq: int = Field(primary_key=True)
+    by: str
+    groups: str
+    """JSON list of the groups granted."""
+    unlocks: str = "[]"
+    """JSON list of the sources the principal could read only after this grant."""
+    answers: str = "[]"
+    """JSON list of the paused run's denied sources this grant made readable."""
+    at: datetime = Field(default_factory=_now)
+
+
+class Grant(Frozen):
+    """A grant as read back (the API model of GrantRow)."""
+
+    seq: int
+    by: str
+    groups: tuple[str, ...]
+    unlocks: tuple[str, ...]
+    answers: tuple[str, ...]
+    at: datetime
 
 
 class BridgeRow(SQLModel, table=True):
@@ -353,6 +383,27 @@ class Store:
             rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(col(StepRow.seq))))
         return [Logged(seq=r.seq, at=r.at, step=STEP.validate_json(r.payload)) for r in rows]
 
+    # grants ---------------------------------------------------------------
+    def add_grant(self, run_id: str, *, by: str, groups: list[str], unlocks: list[str], answers: list[str]) -> Grant:
+        """Record a grant and add its groups to the run's, in one transaction."""
+        with self._session() as s:
+            run = s.get(RunRow, run_id)
+            if run is None:
+                raise RunNotFound(f"no run {run_id!r} in the store")
+            seq = len(s.exec(select(GrantRow.seq).where(GrantRow.run_id == run_id)).all())
+            row = GrantRow(run_id=run_id, seq=seq, by=by, groups=json.dumps(sorted(groups)),
+                           unlocks=json.dumps(sorted(unlocks)), answers=json.dumps(sorted(answers)))
+            s.add(row)
+            run.grants = json.dumps(sorted(set(json.loads(run.grants)) | set(groups)))
+            run.updated_at = _now()
+            s.add(run)
+        return _grant(row)
+
+    def grants(self, run_id: str) -> list[Grant]:
+        with self._session() as s:
+            rows = list(s.exec(select(GrantRow).where(GrantRow.run_id == run_id).order_by(col(GrantRow.seq))))
+        return [_grant(r) for r in rows]
+
     # bridges and hops -----------------------------------------------------
     def add_bridge(self, run_id: str, key: str, occ: BridgeOccurrence) -> None:
         with self._session() as s:
@@ -368,6 +419,12 @@ class Store:
 
 def _num(evidence_id: str) -> int:
     return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
+
+
+def _grant(row: GrantRow) -> Grant:
+    at = row.at if row.at.tzinfo is not None else row.at.replace(tzinfo=timezone.utc)
+    return Grant(seq=row.seq, by=row.by, groups=tuple(json.loads(row.groups)), unlocks=tuple(json.loads(row.unlocks)),
+                 answers=tuple(json.loads(row.answers)), at=at)
 
 
 def _evidence(row: EvidenceRow) -> Evidence:

@@ -1,7 +1,8 @@
 """The basic tool: plain vector search over the chunks, fused by rank with a BM25 channel.
 
-The access filter and the hard filters make a mask *before* any score is computed: a chunk
-the principal cannot read is never scored, ranked or returned.
+The access filter (tools.access.RowScope, shared with the graph tool) and the hard filters
+make a mask *before* any score is computed: a chunk the principal cannot read is never
+scored, ranked or returned.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from state.evidence import Hit
-from tools.access import AccessSnapshot
+from tools.access import AccessSnapshot, RowScope
 from tools.embedding import Embedder
 from tools.index import open_index
 from tools.lexical import BM25
@@ -43,25 +44,17 @@ class ChunkTable:
         dim = len(rows[0][7]) if rows else 0
         self.vectors = np.array([r[7] for r in rows], dtype=np.float32).reshape(len(rows), dim)
         self.position = {cid: i for i, cid in enumerate(self.ids)}
-        # integer codes per row, so a mask is a lookup and not a Python loop over every chunk
-        self.sources, self.source_code = np.unique(self.source_ids.astype(str), return_inverse=True) \
-            if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
-        self.env_values, self.env_code = np.unique(self.envs.astype(str), return_inverse=True) \
-            if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
+        self.scope = RowScope(self.source_ids, self.envs)
         self.kind_values, self.kind_code = np.unique(self.kinds.astype(str), return_inverse=True) \
             if rows else (np.array([], dtype=str), np.array([], dtype=np.int64))
 
-    def _source_mask(self, access: AccessSnapshot) -> np.ndarray:
-        key = access.watermark
-        if getattr(self, "_mask_key", None) != key:
-            readable = access.readable()
-            self._mask_key, self._mask = key, np.array([s in readable for s in self.sources], dtype=bool)
-        return self._mask
+    def visible(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
+        """Rows the principal may read now in the query's environment (or `*`): the shared access mask."""
+        return self.scope.mask(access, query.environment)
 
     def mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
-        """Rows the principal may read that pass the hard filters, computed before any score."""
-        m = self._source_mask(access)[self.source_code]
-        m &= np.isin(self.env_values, [query.environment, "*"])[self.env_code]
+        """Visible rows that pass the query's kinds and exclusions, computed before any score."""
+        m = self.visible(query, access).copy()
         if query.kinds:
             m &= np.isin(self.kind_values, list(query.kinds))[self.kind_code]
         for cid in query.exclude:

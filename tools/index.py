@@ -29,6 +29,7 @@ from state.errors import IndexMissing
 from state.profile import Profile
 from tools import derive
 from tools.chunking import Chunk, chunk_source
+from tools.tombstones import tombstoned
 from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
@@ -493,18 +494,3 @@ def index_fingerprint(path: Path) -> str | None:
     return (index_meta(path) or {}).get("fingerprint")
 
 
-def tombstoned(path: Path) -> set[str]:
-    """The sources deleted from the index at `path`. An index that exists but cannot be read is
-    an error, never "nothing deleted" (a rebuild would bring its deleted sources back)."""
-    if not Path(path).exists():
-        return set()
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-        try:
-            return {r[0] for r in con.execute("SELECT source_id FROM tombstones").fetchall()}
-        finally:
-            con.close()
-    except duckdb.Error as exc:
-        raise IndexMissing(f"the index at {path} cannot be read ({str(exc).splitlines()[0]}): if another "
-                           "process is writing it, try again; if it is damaged, move it away, run "
-                           "`investigator index CASE` and delete again any source deleted before") from None

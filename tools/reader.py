@@ -51,6 +51,8 @@ class Reader:
         entry = next((s for s in manifest.sources if s.id == source_id), None)
         if entry is None:
             raise SourceNotFound(source_id, "not in the manifest")
+        if access.is_deleted(source_id):
+            raise SourceNotFound(source_id, "deleted (tombstone)")
         if not access.can_read(source_id):
             raise SourceDenied(source_id, "the principal shares no group with the source")
         try:

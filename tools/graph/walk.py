@@ -160,9 +160,6 @@ class GraphRetrieval:
             meta = {r[0]: (r[1], r[2]) for r in con.execute("SELECT chunk_id, service, title FROM chunks").fetchall()}
         finally:
             con.close()
-        self._sources, self._source_code = np.unique(self.table.source_ids.astype(str), return_inverse=True)
-        self._source_code = self._source_code.reshape(-1)
-        self._scope_key: tuple[str, str] | None = None
         self._scope_mask: np.ndarray | None = None
         self._scope_cache: Scope | None = None
         self.services = [meta.get(cid, (None, None))[0] for cid in self.table.ids]
@@ -232,24 +229,13 @@ class GraphRetrieval:
 
         scope: readable chunks of the query's environment or ``*`` (what the walk may
         use); candidates: scope chunks of ``query.kinds`` (when given) not in
-        ``query.exclude`` (what may be returned). Same rules as ``ChunkTable.mask``.
+        ``query.exclude`` (what may be returned). Both come from ``ChunkTable``, whose
+        access mask is ``tools.access.RowScope``: one rule for both tools.
         """
-        t = self.table
-        key = (access.watermark, query.environment)
-        if self._scope_key != key:  # the scope depends on access and environment only: once per pair
-            readable = access.readable()
-            ok = np.fromiter((s in readable for s in self._sources), dtype=bool, count=len(self._sources))
-            self._scope_mask = ok[self._source_code] & ((t.envs == query.environment) | (t.envs == "*"))
-            self._scope_key, self._scope_cache = key, None
-        scope = self._scope_mask
-        candidates = scope.copy()
-        if query.kinds:
-            candidates &= np.isin(t.kinds, list(query.kinds))
-        for cid in query.exclude:
-            i = t.position.get(cid)
-            if i is not None:
-                candidates[i] = False
-        return scope, candidates
+        scope = self.table.visible(query, access)  # the access mask shared with the basic tool
+        if scope is not self._scope_mask:  # recomputed only when access or environment changed
+            self._scope_mask, self._scope_cache = scope, None
+        return scope, self.table.mask(query, access)
 
     def scope_mask(self, query: SearchQuery, access: AccessSnapshot) -> np.ndarray:
         """Readable chunks of the query's environment (or ``*``): what the walk may use."""
