@@ -20,7 +20,7 @@ from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
 from investigator.report import Report, build_report, write_report
-from state._base import Frozen, content_hash
+from state._base import Frozen, checked_name, content_hash
 from state.case import Case, load_case
 from state.errors import ConfigError, RunStateError
 from state.evidence import Evidence, Scope
@@ -219,6 +219,8 @@ class Investigator:
 
     def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:
         """Validate, index if needed, and run a new investigation to a stop reason."""
+        if run_id is not None:
+            checked_name(run_id, "run_id")  # it becomes a folder name (the report's): a name, never a path
         case_dir = Path(case_dir)
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:

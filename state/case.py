@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, Discriminator, Field, Strict, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
-from state._base import NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, is_name
+from state._base import NAME_MAX, NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, is_name
 from state import yamlio
 from state.errors import CaseError
 from state.limits import YAML_BYTES, Limit
@@ -260,7 +260,7 @@ class Case(Frozen):
 
     @property
     def default_run_id(self) -> str:
-        return self.run_id or f"run-{self.id}"
+        return self.run_id or f"run-{self.id}"[:NAME_MAX - 8]  # room for `-N` when taken
 
     @field_validator("run_id")
     @classmethod
