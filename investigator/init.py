@@ -155,6 +155,13 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
         raise CaseError(str(sources), "<folder>", "a folder of source files")
     if out.exists() and not force:
         raise CaseError(str(out), "<folder>", "a folder that does not exist yet (or --force)")
+    if out.exists() and not out.is_dir():
+        raise CaseError(str(out), "<folder>", "a folder to write the case into (it is a file)")
+    if out.exists() and any(out.iterdir()) and not (out / "case.yaml").is_file():
+        # --force replaces a case folder, never a folder of something else (`--out . --force`)
+        raise CaseError(str(out), "<folder>", "an empty folder or a case folder (with case.yaml) to replace")
+    if sources.resolve() == out.resolve() or sources.resolve().is_relative_to(out.resolve()):
+        raise CaseError(str(out), "<folder>", "a folder outside --sources (replacing it would delete the material)")
     envs = [e.lower() for e in default_profile().environments]
     made = [d for d in reversed(out.parents) if not d.exists()]  # removed again when init fails
     out.parent.mkdir(parents=True, exist_ok=True)

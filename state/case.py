@@ -58,7 +58,7 @@ class Window(Frozen):
     """How long before an onset (and before `start`) a change still counts."""
     baseline: Duration = timedelta(minutes=30)
     """Length of the baseline before `start` for metric comparisons."""
-    onset_lead: Duration = timedelta(minutes=10)
+    onset_lead: Duration = Field(default=timedelta(minutes=10), validate_default=True)
     """Onsets are searched from `start - onset_lead`; the baseline ends there."""
     onset_tolerance: Duration = timedelta(minutes=2)
     """Slack when ordering onsets along a path and changes before an onset."""
@@ -85,9 +85,10 @@ class Window(Frozen):
     @field_validator("onset_lead")
     @classmethod
     def _lead(cls, value: timedelta, info: ValidationInfo) -> timedelta:
+        """Checked with its default too: `baseline: 5m` alone would leave the 10m lead longer."""
         baseline = info.data.get("baseline")
         if baseline is not None and not value < baseline:
-            raise ValueError("a duration shorter than window.baseline")
+            raise ValueError("a duration shorter than window.baseline (onset_lead is 10m unless given)")
         return value
 
     @field_validator("onset_tolerance")
@@ -397,7 +398,8 @@ def validation_to_case_error(path: Path | str, exc: ValidationError, *, content_
     got = err.get("input")
     if content_of is not None or isinstance(got, (dict, list, tuple)) or len(repr(got)) > 80:
         return CaseError(str(path), loc, msg)
-    return CaseError(str(path), loc, f"{msg} (got {got!r})")
+    shown = f"{int(got.total_seconds())}s" if isinstance(got, timedelta) else repr(got)
+    return CaseError(str(path), loc, f"{msg} (got {shown})")
 
 
 def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> frozenset[str]:

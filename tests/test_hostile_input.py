@@ -329,6 +329,8 @@ def test_an_id_declared_twice_is_refused(sandbox, name, change, field):
     (lambda c: c["window"].update(baseline=10**30), "window.baseline", "between"),
     (lambda c: c["window"].update(baseline="99999999999999999999d"), "window.baseline", "duration"),
     (lambda c: c["window"].update(onset_lead="2h"), "window.onset_lead", "shorter than window.baseline"),
+    (lambda c: (c["window"].pop("onset_lead", None), c["window"].update(baseline="5m")), "window.onset_lead",
+     "shorter than window.baseline"),
     (lambda c: c["window"].update(onset_tolerance="2h"), "window.onset_tolerance", "between 0 and 1h"),
     (lambda c: c["window"].update(end=c["window"]["start"]), "window.end", "after window.start"),
     (lambda c: c["budgets"].update(rounds=0), "budgets.rounds", "greater than or equal to 1"),
