@@ -410,7 +410,7 @@ def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> froze
     seen.add(model)
     names: set[str] = set()
     for name, info in model.model_fields.items():
-        names |= {name, info.alias} - {None}
+        names |= {name} | ({info.alias} if info.alias else set())
         stack = [info.annotation]
         while stack:
             tp = stack.pop()

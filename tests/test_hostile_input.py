@@ -149,7 +149,7 @@ def test_a_symlink_inside_the_case_folder_is_allowed(sandbox):
     case = sandbox / "case"
     (case / "sources/notes/alias.md").symlink_to(case / "sources/notes/oncall-handover-2026-04-29.md")
     add_source(case, {"id": "alias", "path": "sources/notes/alias.md", "kind": "note"}, {})
-    rc, out, err = cli(["validate", "case"], sandbox)
+    rc, _out, err = cli(["validate", "case"], sandbox)
     assert rc == 0, err
     from tools.corpus import load_sources
 
@@ -409,7 +409,7 @@ def _finance_file(kind: str, fmt: str, name: str, content: str):  # noqa: ANN202
 
 @pytest.mark.parametrize("setup, file", [
     (_security_note(lambda t: t.replace("updated_at:", "updated_at: CANARY-1\nx_updated_at:", 1)), "2026q2.md"),
-    (_security_note(lambda t: re.sub(r"^status:.*$", "status: CANARY-STATUS", t, count=1, flags=re.M)), "2026q2.md"),
+    (_security_note(lambda t: re.sub(r"^status:.*$", "status: CANARY-STATUS", t, count=1, flags=re.MULTILINE)), "2026q2.md"),
     (_security_note(lambda t: t.replace("---\n", "---\nCANARY_KEY: 1\nCANARY_KEY: 2\n", 1)), "(front matter)"),
     (_security_note(lambda t: t.replace("---\n", "---\nx: !!python/object:CANARY {}\n", 1)), "(front matter)"),
     (_security_note(lambda t: t.replace("---\n", "---\nx: *CANARY\n", 1)), "(front matter)"),
@@ -570,10 +570,10 @@ def test_fuzzed_case_files_are_accepted_or_refused_cleanly_and_nothing_is_writte
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(mutated_case())
     def check(example):  # noqa: ANN001, ANN202
-        target, texts = example
+        _target, texts = example
         case = _fuzz_case_folder(root, next(counter), texts)
         before = tree(root)
-        rc, out, err = cli(["--home", str(work / "home"), "validate", str(case)], work)
+        rc, _out, err = cli(["--home", str(work / "home"), "validate", str(case)], work)
         assert rc in (0, 2), (rc, err)
         assert "Traceback" not in err
         if rc == 2:
@@ -601,7 +601,7 @@ def test_a_real_process_refuses_a_hostile_case_with_exit_2_and_one_line(sandbox,
     edit(sandbox / "case", "case.yaml", mutation)
     before = tree(written_under(sandbox))
     proc = subprocess.run([sys.executable, "-m", "investigator.cli", "--home", "home", "run", "case"],
-                          capture_output=True, text=True, cwd=sandbox, timeout=120,
+                          capture_output=True, text=True, cwd=sandbox, timeout=120, check=False,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

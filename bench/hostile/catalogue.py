@@ -372,9 +372,9 @@ CATALOGUE: list[Entry] = [
     Entry("f-front-dup", F_, "security-only front matter with a key twice",
           text(SECURITY_NOTE, lambda t: t.replace("---\n", "---\nCANARY: 1\nCANARY: 2\n", 1))),
     Entry("f-front-status", F_, "security-only front matter status: CANARY",
-          text(SECURITY_NOTE, lambda t: re.sub(r"^status:.*$", "status: CANARY", t, count=1, flags=re.M))),
+          text(SECURITY_NOTE, lambda t: re.sub(r"^status:.*$", "status: CANARY", t, count=1, flags=re.MULTILINE))),
     Entry("f-front-date", F_, "security-only updated_at: CANARY",
-          text(SECURITY_NOTE, lambda t: re.sub(r"^updated_at:.*$", "updated_at: CANARY", t, count=1, flags=re.M))),
+          text(SECURITY_NOTE, lambda t: re.sub(r"^updated_at:.*$", "updated_at: CANARY", t, count=1, flags=re.MULTILINE))),
     Entry("f-front-tag", F_, "security-only front matter with a !!python tag",
           text(SECURITY_NOTE, lambda t: t.replace("---\n", "---\nx: !!python/object:CANARY {}\n", 1))),
     Entry("f-front-alias", F_, "security-only front matter with an undefined alias",
@@ -382,7 +382,7 @@ CATALOGUE: list[Entry] = [
     Entry("f-front-scalar", F_, "security-only front matter that is a scalar",
           text(SECURITY_NOTE, lambda t: "---\nCANARY\n---\n" + t)),
     Entry("f-front-groups", F_, "front matter groups disagreeing with the manifest",
-          text(SECURITY_NOTE, lambda t: re.sub(r"^groups:.*$", "groups: [everyone]", t, count=1, flags=re.M)
+          text(SECURITY_NOTE, lambda t: re.sub(r"^groups:.*$", "groups: [everyone]", t, count=1, flags=re.MULTILINE)
                if "\ngroups:" in t else t.replace("---\n", "---\ngroups: [everyone]\n", 1))),
     Entry("f-csv-header", F_, "finance-only CSV with a header CANARY,value", fin("metric", "csv", "c.csv", "CANARY,value\n",
                                                                                **{"c.csv.meta.yaml": "metric: m\n"})),
