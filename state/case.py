@@ -344,12 +344,14 @@ def read_text_file(path: Path, limit: Limit, *, shown: str | None = None, field:
             data = fh.read(cap + 1)
         if len(data) > cap:
             raise CaseError(where, "<file>", f"{limit.describe(cap)}; this one grew past it while read")
-        # as text mode reads it: universal newlines (offsets in citations depend on this)
-        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise CaseError(where, "<file>", "UTF-8 text (this file is UTF-16: convert it, e.g. iconv -f UTF-16 -t UTF-8)")
+        # a UTF-8 byte order mark is dropped; newlines as text mode reads them (citation offsets depend on this)
+        return data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise CaseError(where, field, "the file to exist") from None
     except UnicodeDecodeError as exc:
-        raise CaseError(where, "<file>", f"UTF-8 text (byte {exc.start} is not)") from None
+        raise CaseError(where, "<file>", f"UTF-8 text (byte {exc.start} is not; convert it, e.g. iconv -t UTF-8)") from None
     except PermissionError:
         raise CaseError(where, "<file>", "a file the runtime may read (permission denied)") from None
     except OSError as exc:  # a dangling link, a loop of links, a name too long...

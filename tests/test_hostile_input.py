@@ -288,6 +288,19 @@ def test_a_recursive_yaml_document_is_refused(sandbox):
     refused(sandbox, ["validate", "case"], file="rec.yaml", field="line 1", expected="recursive")
 
 
+def test_a_source_that_is_not_utf8_is_refused_naming_the_byte_and_a_byte_order_mark_is_dropped(sandbox):
+    case = sandbox / "case"
+    note = "---\ndoc_id: n\ntitle: N\nversion: v1\nupdated_at: 2026-04-20T09:00:00+08:00\n---\nA note.\n"
+    add_source(case, {"id": "bom", "path": "sources/notes/bom.md", "kind": "note"},
+               {"sources/notes/bom.md": b"\xef\xbb\xbf" + note.encode()})
+    assert cli(["validate", "case"], sandbox)[0] == 0
+    add_source(case, {"id": "u16", "path": "sources/logs/u16.log", "kind": "log"},
+               {"sources/logs/u16.log": "2026-04-29T10:40:00+08:00 ERROR x\n".encode("utf-16")})
+    refused(sandbox, ["validate", "case"], file="u16.log", field="<file>", expected="UTF-16")
+    (case / "sources/logs/u16.log").write_bytes(b"2026-04-29T10:40:00+08:00 ERROR caf\xe9\n")
+    refused(sandbox, ["validate", "case"], file="u16.log", field="<file>", expected="byte 35 is not")
+
+
 # --- strictness: no duplicate keys or ids, strict types, ranges checked ------------------------
 
 @pytest.mark.parametrize("file", ["case.yaml", "sources.yaml", SECURITY_NOTE,
