@@ -440,6 +440,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if getattr(args, "run_id", None) is not None:  # run ids become folder names: names, never paths
+            from state import checked_name
+
+            checked_name(args.run_id, "--run-id" if args.command == "run" else "RUN_ID")
         return args.func(args)
     except InvestigatorError as exc:
         print(f"error: {exc}", file=sys.stderr)

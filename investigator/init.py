@@ -10,6 +10,7 @@ temporary folder, validated, and only then moved into place: a failure leaves no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -20,8 +21,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-from state import Frozen
+from state import Frozen, yamlio
+from state.case import read_text_file
 from state.errors import CaseError
+from state.limits import SOURCE_BYTES, YAML_BYTES
 from tools.detect import detect
 from tools.formats.logs import parse_time
 from tools.profile import default_profile
@@ -47,34 +50,46 @@ def _name(text: str) -> str:
     return (out or "x")[:100]
 
 
+def _mapping(value: object, where: Path, field: str) -> dict[str, str]:
+    """Alertmanager labels and annotations: a mapping of names to values (both taken as text)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise CaseError(str(where), field, "a mapping of names to values")
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def read_alert(path: Path) -> AlertInfo:
     """The first firing alert of a payload, a single alert, or a plain-text alert."""
-    raw = Path(path).read_text(encoding="utf-8")
+    raw = read_text_file(Path(path), YAML_BYTES)
     try:
         data = json.loads(raw)
     except ValueError:
         return _plain_alert(path, raw)
+    except RecursionError:
+        raise CaseError(str(path), "<document>", "JSON nested less deeply (an Alertmanager payload)") from None
     alerts = data.get("alerts") if isinstance(data, dict) and "alerts" in data else [data]
-    if not alerts or not isinstance(alerts[0], dict):
-        raise CaseError(str(path), "alerts", "an Alertmanager payload with at least one alert")
+    if not isinstance(alerts, list) or not alerts or not all(isinstance(a, dict) for a in alerts):
+        raise CaseError(str(path), "alerts", "an Alertmanager payload with at least one alert (a list of objects)")
     alert = next((a for a in alerts if a.get("status", "firing") == "firing"), alerts[0])
-    labels = {str(k): str(v) for k, v in (alert.get("labels") or {}).items()}
-    common = {str(k): str(v) for k, v in ((data.get("commonLabels") or {}) if isinstance(data, dict) else {}).items()}
+    i = alerts.index(alert)
+    labels = _mapping(alert.get("labels"), path, f"alerts[{i}].labels")
+    common = _mapping(data.get("commonLabels"), path, "commonLabels") if isinstance(data, dict) else {}
     labels = {**common, **labels}
-    ann = {str(k): str(v) for k, v in (alert.get("annotations") or {}).items()}
+    ann = _mapping(alert.get("annotations"), path, f"alerts[{i}].annotations")
     fired = parse_time(alert.get("startsAt"), None)
     if fired is None:
-        raise CaseError(str(path), "alerts[0].startsAt", "a timestamp with a zone")
+        raise CaseError(str(path), f"alerts[{i}].startsAt", "a timestamp with a zone")
     ends = parse_time(alert.get("endsAt"), None)
     if ends is not None and ends.year < 2000:  # Alertmanager writes 0001-01-01 for "still firing"
         ends = None
     env = next((labels[k] for k in ENV_LABELS if labels.get(k)), "")
     service = next((labels[k] for k in SERVICE_LABELS if labels.get(k)), "")
     if not env or not service:
-        raise CaseError(str(path), "alerts[0].labels", f"an environment ({'/'.join(ENV_LABELS)}) and a service "
+        raise CaseError(str(path), f"alerts[{i}].labels", f"an environment ({'/'.join(ENV_LABELS)}) and a service "
                                                        f"({'/'.join(SERVICE_LABELS)}) label")
     expr = ann.get("expr", "")
-    if alert.get("generatorURL"):
+    if isinstance(alert.get("generatorURL"), str):
         q = parse_qs(urlsplit(alert["generatorURL"]).query)
         expr = expr or unquote(next(iter(q.get("g0.expr", [])), ""))
     rule = labels.get("alertname", "alert")
@@ -97,13 +112,36 @@ def _plain_alert(path: Path, raw: str) -> AlertInfo:
                      environment=env, service=service)
 
 
-def _metric_names(text: str, kind: str, fmt: str, sidecar: Path) -> set[str]:
+def _yaml_or_none(text: str) -> object:
+    """A YAML document as far as init needs it; a broken one is reported by validation, naming its file."""
+    try:
+        return yamlio.loads(text)
+    except (ValueError, yaml.YAMLError):
+        return None
+
+
+def _metric_names(text: str, kind: str, fmt: str, sidecar_text: str | None) -> set[str]:
     if kind != "metric":
         return set()
-    if fmt == "csv" and sidecar.exists():
-        meta = yaml.safe_load(sidecar.read_text()) or {}
-        return {str(meta.get("metric"))} if meta.get("metric") else set()
+    if fmt == "csv" and sidecar_text is not None:
+        meta = _yaml_or_none(sidecar_text)
+        return {str(meta["metric"])} if isinstance(meta, dict) and meta.get("metric") else set()
     return set(re.findall(r'"__name__"\s*:\s*"([^"]+)"', text))
+
+
+def _read_material(p: Path) -> str:
+    """A material file's text (undecodable bytes replaced: detection decides what it is), its size checked first."""
+    size, cap = p.stat().st_size, SOURCE_BYTES.value()
+    if size > cap:
+        raise CaseError(str(p), "<file>", f"{SOURCE_BYTES.describe(cap)}; this one has {size} bytes")
+    return p.read_bytes().decode("utf-8", errors="replace")
+
+
+def _detect(p: Path, text: str) -> tuple[str, str] | None:
+    try:
+        return detect(p, text)
+    except RecursionError:
+        raise CaseError(str(p), "<document>", "content nested less deeply (JSON deeper than can be parsed)") from None
 
 
 def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False) -> Path:
@@ -116,20 +154,31 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
         raise CaseError(str(sources), "<folder>", "a folder of source files")
     if out.exists() and not force:
         raise CaseError(str(out), "<folder>", "a folder that does not exist yet (or --force)")
+    if out.exists() and not out.is_dir():
+        raise CaseError(str(out), "<folder>", "a folder to write the case into (it is a file)")
+    if out.exists() and any(out.iterdir()) and not (out / "case.yaml").is_file():
+        # --force replaces a case folder, never a folder of something else (`--out . --force`)
+        raise CaseError(str(out), "<folder>", "an empty folder or a case folder (with case.yaml) to replace")
+    if sources.resolve() == out.resolve() or sources.resolve().is_relative_to(out.resolve()):
+        raise CaseError(str(out), "<folder>", "a folder outside --sources (replacing it would delete the material)")
     envs = [e.lower() for e in default_profile().environments]
-    tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=out.parent if out.parent.exists() else None))
+    made = [d for d in reversed(out.parents) if not d.exists()]  # removed again when init fails
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=out.parent))
+    origin: dict[Path, Path] = {}  # a file of the new case → the material file it was copied from
+    done = False
     try:
         entries, metrics = [], set()
         files = sorted(p for p in sources.rglob("*") if p.is_file() and not p.is_symlink())
-        texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in files}
+        texts = {p: _read_material(p) for p in files}
         known = {alert.service}
         for p, text in texts.items():
-            got = detect(p, text)
+            got = _detect(p, text)
             if got and got[0] == "catalog":
                 known |= set(re.findall(r"^\s*-?\s*name:\s*([\w.-]+)", text, re.M))
         used_ids: set[str] = set()
         for p, text in texts.items():
-            got = detect(p, text)
+            got = _detect(p, text)
             if got is None:
                 continue
             kind, fmt = got
@@ -137,13 +186,16 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
             dest = Path("sources") / kind / rel
             (tmp / dest).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, tmp / dest)
+            origin[tmp / dest] = p
             sidecar = p.with_name(p.name + ".meta.yaml")
-            if sidecar.exists():
+            sidecar_text = texts.get(sidecar)
+            if sidecar_text is not None:
                 shutil.copyfile(sidecar, tmp / dest.with_name(dest.name + ".meta.yaml"))
-            metrics |= _metric_names(text, kind, fmt, sidecar)
+                origin[tmp / dest.with_name(dest.name + ".meta.yaml")] = sidecar
+            metrics |= _metric_names(text, kind, fmt, sidecar_text)
             where = str(rel).lower()
             stated = re.search(r'^\s*environment:\s*["\']?([\w-]+)', text, re.M) or (
-                re.search(r'^\s*environment:\s*["\']?([\w-]+)', sidecar.read_text(), re.M) if sidecar.exists() else None)
+                re.search(r'^\s*environment:\s*["\']?([\w-]+)', sidecar_text, re.M) if sidecar_text else None)
             env = stated.group(1) if stated and stated.group(1) != "*" else (
                 alert.environment if alert.environment.lower() in where else next(
                     (e for e in envs if re.search(rf"(?<![a-z]){re.escape(e)}(?![a-z])", where)), "*"))
@@ -152,9 +204,9 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
                 service = alert.service
             groups = [group]
             m = re.match(r"\A---\r?\n(.*?)\r?\n---", text, re.S)
-            if m:
-                front = yaml.safe_load(m.group(1)) or {}
-                groups = list(front.get("groups") or groups)
+            front = _yaml_or_none(m.group(1)) if m else None
+            if isinstance(front, dict) and isinstance(front.get("groups"), list) and front["groups"]:
+                groups = [str(g) for g in front["groups"]]
             sid = _name(rel.with_suffix("").as_posix().replace("/", "-"))
             while sid in used_ids:
                 sid += "-2"
@@ -194,15 +246,31 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
         (tmp / "sources.yaml").write_text("# Review: every source got the default group; narrow where it is restricted.\n"
                                           + yaml.safe_dump({"format": "investigator/sources@1", "sources": entries},
                                                            sort_keys=False, allow_unicode=True))
-        validate_case(tmp)
+        try:
+            validate_case(tmp)
+        except CaseError as exc:  # name the material file (or the case file to be), not the temporary folder
+            raise CaseError(_shown(Path(exc.file), tmp, out, origin), exc.field, exc.expected) from None
         if out.exists():
             shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
         tmp.rename(out)
+        done = True
         return out
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        if not done:
+            for d in reversed(made):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+
+
+def _shown(file: Path, tmp: Path, out: Path, origin: dict[Path, Path]) -> str:
+    if file in origin:
+        return str(origin[file])
+    try:
+        return str(out / file.relative_to(tmp))
+    except ValueError:
+        return str(file)
 
 
 _ = timezone

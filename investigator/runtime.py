@@ -24,7 +24,7 @@ from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
 from investigator.report import Report, write_report
 from investigator.workspace import Workspace, _tombstones
-from state import Frozen, content_hash
+from state import Frozen, checked_name, content_hash
 from state.case import Case, load_case
 from state.claims import StopReason
 from state.errors import ConfigError, RunStateError
@@ -298,6 +298,8 @@ class Investigator(Workspace):
     def _open_run(self, case_dir: Path, retrieval: str, run_id: str | None,
                   ) -> tuple[Case, Path, RunRow, RetrievalTool, list[SourceDoc]]:
         """Validate the case, make its indexes fresh and create the run row with its initial evidence."""
+        if run_id is not None:
+            checked_name(run_id, "run_id")  # it becomes a folder name (the report's): a name, never a path
         case_dir = Path(case_dir)
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:

@@ -6,7 +6,8 @@ Modules: `case`, `sources`, `expected` (the case folder), `claims`, `evidence`, 
 
 This package exports the value base and helpers that every layer uses: `Frozen` (an immutable
 model that rejects unknown fields), `AwareDatetime`, `Duration`, `parse_duration`,
-`content_hash` and `stable_id`. They are imported on first use (PEP 562), so that
+`content_hash` and `stable_id`; the strict field types `Int`, `Number`, `Bool` and
+`Name` (a name that becomes a file name, never a path) with `checked_name` and `is_name`. They are imported on first use (PEP 562), so that
 `from state.errors import ...` does not import pydantic.
 """
 
@@ -16,9 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from state._base import AwareDatetime, Duration, Frozen, content_hash, parse_duration, stable_id
+    from state._base import (
+        AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, checked_name, content_hash, is_name, parse_duration,
+        stable_id,
+    )
 
-__all__ = ["AwareDatetime", "Duration", "Frozen", "content_hash", "parse_duration", "stable_id"]
+__all__ = ["AwareDatetime", "Bool", "Duration", "Frozen", "Int", "Name", "Number", "checked_name", "content_hash",
+           "is_name", "parse_duration", "stable_id"]
 
 _EXPORTS = dict.fromkeys(__all__, "_base")
 

@@ -7,7 +7,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Strict
 
 
 class Frozen(BaseModel):
@@ -24,19 +24,67 @@ def _aware(value: datetime) -> datetime:
 
 AwareDatetime = Annotated[datetime, AfterValidator(_aware)]
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d)\s*$")
+# --- strict scalars --------------------------------------------------------------------------
+# YAML writes `true`, `"30"` and `3.0` easily; a case field that wants a count, a ratio or a
+# flag takes only that (`rounds: true` is not 1 round, `may_request_access: "no"` is not false).
+Int = Annotated[int, Strict()]
+"""An integer, never a bool, a float or a string."""
+Number = Annotated[float, Strict(), AllowInfNan(False)]
+"""A finite number (an integer is accepted), never a bool, a string, `.inf` or `.nan`."""
+Bool = Annotated[bool, Strict()]
+"""`true` or `false`, never 1, "yes" or "no"."""
+
+# --- names -----------------------------------------------------------------------------------
+NAME_MAX = 128
+NAME_PATTERN = rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{NAME_MAX - 1}}}$"
+NAME_RULE = f"a name of letters, digits, '.', '_' and '-' that starts with a letter or digit, at most {NAME_MAX} characters"
+_NAME = re.compile(NAME_PATTERN)
+
+
+def is_name(value: object) -> bool:
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def _name(value: str) -> str:
+    if not is_name(value):
+        raise ValueError(NAME_RULE)
+    return value
+
+
+Name = Annotated[str, Strict(), AfterValidator(_name)]
+"""Case ids and run ids (and the ids of claims, hypotheses, evidence): they become file and
+folder names or keys, so they are names, never paths."""
+
+
+def checked_name(value: object, what: str) -> str:
+    """`value` when it is a Name; else a ConfigError naming `what` (a run id given on the
+    command line or to the library)."""
+    if not is_name(value):
+        from state.errors import ConfigError
+
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "...'"
+        raise ConfigError(f"{what}: {NAME_RULE} (got {shown})")
+    return value  # type: ignore[return-value]
+
+_DURATION = re.compile(r"^\s*(\d{1,12})\s*(s|m|h|d)\s*$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_DURATION = timedelta(days=3650)
+"""No duration in a case is longer (a larger one is a typo, and Python's timedelta overflows)."""
 
 
 def parse_duration(value: object) -> timedelta:
+    """`45m`, `2h`, `90s`, `1d`, or whole seconds (an int); never negative, a bool or over ten years."""
     if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int):
-        return timedelta(seconds=value)
-    m = _DURATION.match(str(value))
-    if not m:
-        raise ValueError("duration like '45m', '2h' or '90s'")
-    return timedelta(seconds=int(m.group(1)) * _UNIT[m.group(2)])
+        seconds = value.total_seconds()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str) and (m := _DURATION.match(value)):
+        seconds = int(m.group(1)) * _UNIT[m.group(2)]
+    else:
+        raise ValueError("a duration like '45m', '2h' or '90s' (or whole seconds)")
+    if not 0 <= seconds <= MAX_DURATION.total_seconds():
+        raise ValueError(f"a duration between 0 and {MAX_DURATION.days}d")
+    return value if isinstance(value, timedelta) else timedelta(seconds=seconds)
 
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]

@@ -6,19 +6,21 @@ Every problem becomes a `CaseError` naming the file, the field and what was expe
 
 from __future__ import annotations
 
+import stat
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Discriminator, Field, Strict, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
-from state._base import AwareDatetime, Duration, Frozen
+from state._base import NAME_MAX, NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, is_name
 from state import yamlio
 from state.errors import CaseError
+from state.limits import YAML_BYTES, Limit
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-"""Case ids, run ids and source ids are names, never paths."""
+__all__ = ["NAME_PATTERN", "Case", "load_case", "parse_yaml", "read_yaml", "validation_to_case_error"]
+
 
 TrustLevel = Literal["unverified", "verified", "untrusted"]
 Direction = Literal["up", "down"]
@@ -56,24 +58,43 @@ class Window(Frozen):
     """How long before an onset (and before `start`) a change still counts."""
     baseline: Duration = timedelta(minutes=30)
     """Length of the baseline before `start` for metric comparisons."""
-    onset_lead: Duration = timedelta(minutes=10)
+    onset_lead: Duration = Field(default=timedelta(minutes=10), validate_default=True)
     """Onsets are searched from `start - onset_lead`; the baseline ends there."""
     onset_tolerance: Duration = timedelta(minutes=2)
     """Slack when ordering onsets along a path and changes before an onset."""
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "Window":
-        if self.end <= self.start:
-            raise ValueError("window.end must be after window.start")
-        if not timedelta(0) <= self.change_lookback <= timedelta(days=7):
-            raise ValueError("window.change_lookback must be between 0 and 7d")
-        if not timedelta(minutes=1) <= self.baseline <= timedelta(days=7):
-            raise ValueError("window.baseline must be between 1m and 7d")
-        if not timedelta(0) <= self.onset_lead < self.baseline:
-            raise ValueError("window.onset_lead must be at least 0 and shorter than window.baseline")
-        if not timedelta(0) <= self.onset_tolerance <= timedelta(hours=1):
-            raise ValueError("window.onset_tolerance must be between 0 and 1h")
-        return self
+    # each check is on its own field, so an error names the field (window.baseline), not the window
+    @field_validator("end")
+    @classmethod
+    def _after_start(cls, end: datetime, info: ValidationInfo) -> datetime:
+        start = info.data.get("start")
+        if start is not None and end <= start:
+            raise ValueError("a time after window.start")
+        return end
+
+    @field_validator("change_lookback")
+    @classmethod
+    def _lookback(cls, value: timedelta) -> timedelta:
+        return _between(value, timedelta(0), timedelta(days=7), "0 and 7d")
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline(cls, value: timedelta) -> timedelta:
+        return _between(value, timedelta(minutes=1), timedelta(days=7), "1m and 7d (a baseline has a length)")
+
+    @field_validator("onset_lead")
+    @classmethod
+    def _lead(cls, value: timedelta, info: ValidationInfo) -> timedelta:
+        """Checked with its default too: `baseline: 5m` alone would leave the 10m lead longer."""
+        baseline = info.data.get("baseline")
+        if baseline is not None and not value < baseline:
+            raise ValueError("a duration shorter than window.baseline (onset_lead is 10m unless given)")
+        return value
+
+    @field_validator("onset_tolerance")
+    @classmethod
+    def _tolerance(cls, value: timedelta) -> timedelta:
+        return _between(value, timedelta(0), timedelta(hours=1), "0 and 1h")
 
     @property
     def search_from(self) -> datetime:
@@ -89,31 +110,41 @@ class Window(Frozen):
         return self.start - self.baseline
 
 
+def _between(value: timedelta, low: timedelta, high: timedelta, text: str) -> timedelta:
+    if not low <= value <= high:
+        raise ValueError(f"a duration between {text}")
+    return value
+
+
 class Principal(Frozen):
-    id: str
+    id: str = Field(min_length=1)
     groups: tuple[str, ...] = Field(min_length=1)
-    may_request_access: bool = False
+    may_request_access: Bool = False
 
 
 class Budgets(Frozen):
-    rounds: int = Field(default=30, ge=1, le=500)
+    rounds: Int = Field(default=30, ge=1, le=500)
     """Retrieval rounds: one plan → retrieve → read → update → decide pass."""
-    reads: int = Field(default=100, ge=1, le=5000)
+    reads: Int = Field(default=100, ge=1, le=5000)
     """Source read-backs; each span read counts one."""
-    reads_per_round: int = Field(default=4, ge=1, le=50)
+    reads_per_round: Int = Field(default=4, ge=1, le=50)
     """At most this many hits are read back per round."""
 
 
+MAX_RATIO = 1e6
+"""A `min_ratio` above this is a typo: no baseline-to-window rise is that large and still measured."""
+
+
 class Prediction(Frozen):
-    metric: str
+    metric: str = Field(min_length=1)
     entity: str | None = None
     """The entity whose metric moves (default: the subject's service)."""
     direction: Direction = "up"
-    min_ratio: float = Field(gt=1)
+    min_ratio: Number = Field(gt=1, le=MAX_RATIO)
 
 
 class Hypothesis(Frozen):
-    id: str
+    id: Name
     statement: str
     mentioned_by: tuple[str, ...] = ()
     """Phrases that show a source proposing the hypothesis."""
@@ -121,7 +152,7 @@ class Hypothesis(Frozen):
 
 
 class _ClaimBase(Frozen):
-    id: str
+    id: Name
     statement: str
 
 
@@ -135,7 +166,7 @@ class SymptomClaim(_ClaimBase):
     signal: Signal = "any"
     metric: str | None = None
     direction: Direction = "up"
-    min_ratio: float = Field(default=1.5, gt=1)
+    min_ratio: Number = Field(default=1.5, gt=1, le=MAX_RATIO)
 
     @model_validator(mode="after")
     def _metric(self) -> "SymptomClaim":
@@ -153,7 +184,7 @@ class ChangeInWindowClaim(_ClaimBase):
     change_types: tuple[str, ...] = ()
     """Change types that count (normalised through the profile); empty: every type."""
     scope: Literal["subject", "path"] = "subject"
-    include_dependencies: bool = False
+    include_dependencies: Bool = False
     """Older spelling of `scope: path`."""
 
     @property
@@ -164,11 +195,11 @@ class ChangeInWindowClaim(_ClaimBase):
 class CausalChainClaim(_ClaimBase):
     kind: Literal["causal_chain"]
     competitors: tuple[str, ...] = ()
-    max_hops: int = Field(default=6, ge=1, le=8)
-    requires_owner_verification: bool = False
+    max_hops: Int = Field(default=6, ge=1, le=8)
+    requires_owner_verification: Bool = False
     end_kinds: tuple[str, ...] = ()
     """Accepted from older cases and ignored: the case never states the answer's shape."""
-    through_change: bool | None = None
+    through_change: Bool | None = None
     """Accepted from older cases and ignored."""
 
 
@@ -191,19 +222,30 @@ MetricShiftClaim = SymptomClaim
 
 
 class InitialEvidence(Frozen):
-    id: str
+    id: Name
     claim: str
     trust: TrustLevel = "unverified"
     text: str
     origin: str = "alert"
 
 
+def _unique(items: tuple) -> tuple:
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"each id once (got {item.id!r} twice)")
+        seen.add(item.id)
+    return items
+
+
 class Case(Frozen):
     """A whole case as declared in `case.yaml`."""
 
     format: Literal["investigator/case@1"]
-    id: str = Field(pattern=NAME_PATTERN)
-    run_id: str = Field(default="", pattern=r"^$|" + NAME_PATTERN)
+    id: Name
+    """Becomes a folder name (the case's index): a name, never a path."""
+    run_id: Annotated[str, Strict()] = ""
+    """Optional; a name when given (the default run id is `run-<id>`)."""
     title: str = ""
     alert: Alert
     question: str
@@ -219,23 +261,35 @@ class Case(Frozen):
 
     @property
     def default_run_id(self) -> str:
-        return self.run_id or f"run-{self.id}"
+        return self.run_id or f"run-{self.id}"[:NAME_MAX - 8]  # room for `-N` when taken
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id(cls, value: str) -> str:
+        if value and not is_name(value):
+            raise ValueError(NAME_RULE)
+        return value
 
     @field_validator("subject", mode="before")
     @classmethod
     def _subject(cls, value: object) -> object:
         return Subject.parse(value) if isinstance(value, str) else value
 
-    @model_validator(mode="after")
-    def _references(self) -> "Case":
-        claim_ids = [c.id for c in self.required_claims]
-        if len(set(claim_ids)) != len(claim_ids):
-            raise ValueError(f"required_claims ids must be unique, got {claim_ids}")
-        hyp_list = [h.id for h in self.hypotheses]
-        if len(set(hyp_list)) != len(hyp_list):
-            raise ValueError(f"hypotheses ids must be unique, got {hyp_list}")
-        hyp_ids = set(hyp_list)
-        for claim in self.required_claims:
+    # fields are validated in declaration order: hypotheses before the claims that name them,
+    # claims before the initial evidence that names them; each error names the list it is in
+    @field_validator("hypotheses")
+    @classmethod
+    def _unique_hypotheses(cls, value: tuple[Hypothesis, ...]) -> tuple[Hypothesis, ...]:
+        return _unique(value)
+
+    @field_validator("required_claims")
+    @classmethod
+    def _claims(cls, value: tuple, info: ValidationInfo) -> tuple:
+        _unique(value)
+        if "hypotheses" not in info.data:
+            return value  # the hypotheses had an error of their own (reported first)
+        hyp_ids = {h.id for h in info.data["hypotheses"]}
+        for claim in value:
             refs = (
                 claim.competitors
                 if isinstance(claim, CausalChainClaim)
@@ -243,14 +297,20 @@ class Case(Frozen):
             )
             for ref in refs:
                 if ref not in hyp_ids:
-                    raise ValueError(f"claim {claim.id!r} names hypothesis {ref!r}, not declared under hypotheses")
-        ev_ids = [e.id for e in self.initial_evidence]
-        if len(set(ev_ids)) != len(ev_ids):
-            raise ValueError(f"initial_evidence ids must be unique, got {ev_ids}")
-        for ev in self.initial_evidence:
+                    raise ValueError(f"claim {claim.id!r} names hypothesis {ref!r}, which is not under hypotheses")
+        return value
+
+    @field_validator("initial_evidence")
+    @classmethod
+    def _evidence(cls, value: tuple[InitialEvidence, ...], info: ValidationInfo) -> tuple[InitialEvidence, ...]:
+        _unique(value)
+        if "required_claims" not in info.data:
+            return value
+        claim_ids = {c.id for c in info.data["required_claims"]}
+        for ev in value:
             if ev.claim not in claim_ids:
-                raise ValueError(f"initial evidence {ev.id!r} names claim {ev.claim!r}, not a required claim")
-        return self
+                raise ValueError(f"initial evidence {ev.id!r} names claim {ev.claim!r}, which is not a required claim")
+        return value
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.required_claims:
@@ -265,42 +325,101 @@ class Case(Frozen):
         raise KeyError(hypothesis_id)
 
 
-def read_yaml(path: Path, *, max_bytes: int | None = None) -> object:
-    """Parse one YAML file strictly; a syntax error or a duplicate key is a CaseError naming the line."""
-    path = Path(path)
+def read_text_file(path: Path, limit: Limit, *, shown: str | None = None, field: str = "<file>") -> str:
+    """A regular UTF-8 file's text, read no further than the limit; every problem is a CaseError.
+
+    The size is checked before reading (and the read stops one byte past the limit, should the
+    file grow meanwhile); a directory, a pipe or a device is refused (a pipe would block)."""
+    path, where = Path(path), shown or str(path)
+    cap = limit.value()
     try:
-        if max_bytes is not None and path.stat().st_size > max_bytes:
-            raise CaseError(str(path), "<file>", f"at most {max_bytes} bytes (INVESTIGATOR_MAX_SOURCE_BYTES)")
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise CaseError(where, field, "a file, not a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise CaseError(where, field, "a regular file (not a pipe, socket or device)")
+        if st.st_size > cap:
+            raise CaseError(where, "<file>", f"{limit.describe(cap)}; this one has {st.st_size} bytes")
+        with path.open("rb") as fh:
+            data = fh.read(cap + 1)
+        if len(data) > cap:
+            raise CaseError(where, "<file>", f"{limit.describe(cap)}; this one grew past it while read")
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise CaseError(where, "<file>", "UTF-8 text (this file is UTF-16: convert it, e.g. iconv -f UTF-16 -t UTF-8)")
+        # a UTF-8 byte order mark is dropped; newlines as text mode reads them (citation offsets depend on this)
+        return data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
-        raise CaseError(str(path), "<file>", "the file to exist") from None
-    except UnicodeDecodeError:
-        raise CaseError(str(path), "<file>", "UTF-8 text") from None
-    except IsADirectoryError:
-        raise CaseError(str(path), "<file>", "a file, not a directory") from None
+        raise CaseError(where, field, "the file to exist") from None
+    except UnicodeDecodeError as exc:
+        raise CaseError(where, "<file>", f"UTF-8 text (byte {exc.start} is not; convert it, e.g. iconv -t UTF-8)") from None
     except PermissionError:
-        raise CaseError(str(path), "<file>", "a file the runtime may read (permission denied)") from None
-    return parse_yaml(text, str(path))
+        raise CaseError(where, "<file>", "a file the runtime may read (permission denied)") from None
+    except OSError as exc:  # a dangling link, a loop of links, a name too long...
+        raise CaseError(where, field, f"a readable regular file ({exc.strerror or type(exc).__name__})") from None
 
 
-def parse_yaml(text: str, where: str) -> object:
+def read_yaml(path: Path, *, limit: Limit = YAML_BYTES, quote: bool = True) -> object:
+    """Parse one YAML file strictly; a syntax error or a duplicate key is a CaseError naming the line."""
+    return parse_yaml(read_text_file(path, limit), str(path), quote=quote)
+
+
+def parse_yaml(text: str, where: str, *, quote: bool = True, documents: Literal["one", "all"] = "one") -> object:
+    """Strict YAML: a syntax error, a repeated key or a runaway alias is a CaseError naming the line.
+
+    `quote=False` for a source's content: the message then names the line and what was expected
+    but quotes nothing of the text (the principal may not be allowed to read it).
+    `documents="all"`: a stream of `---`-separated documents, returned as a list."""
     try:
-        return yamlio.loads(text)
+        return yamlio.loads(text) if documents == "one" else yamlio.loads_all(text)
     except yamlio.DuplicateKey as exc:
-        raise CaseError(where, f"line {exc.line}", f"each key once (got {exc.key!r} twice)") from None
+        got = f" (got {exc.key!r} twice)" if quote and len(repr(exc.key)) <= 80 else ""
+        raise CaseError(where, f"line {exc.line}", f"each key once in a mapping{got}") from None
+    except yamlio.TooComplex as exc:
+        raise CaseError(where, f"line {exc.line}", exc.problem) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         loc = f"line {mark.line + 1}" if mark else "<document>"
-        raise CaseError(where, loc, f"valid YAML ({getattr(exc, 'problem', None) or type(exc).__name__})") from None
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise CaseError(where, loc, f"valid YAML ({problem})" if quote else "valid YAML (a syntax error here)") from None
 
 
-def validation_to_case_error(path: Path | str, exc: ValidationError) -> CaseError:
-    """The first validation problem as file / dotted field / expectation."""
+def validation_to_case_error(path: Path | str, exc: ValidationError, *, content_of: type[Frozen] | None = None
+                             ) -> CaseError:
+    """The first validation problem as file / dotted field / expectation.
+
+    `content_of=Model` when the data is a source's content (front matter, a record, a sidecar):
+    the value is never quoted, and a key that is not one of the model's fields is shown as
+    `<key>` (a key is content too)."""
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "<document>"
+    parts = [str(p) for p in err["loc"]]
+    if content_of is not None:
+        known = _field_names(content_of)
+        parts = [p if p.isdigit() or p in known else "<key>" for p in parts]
+    loc = ".".join(parts) or "<document>"
+    msg = err["msg"].removeprefix("Value error, ")
     got = err.get("input")
-    got_text = "" if isinstance(got, (dict, list)) or len(repr(got)) > 80 else f" (got {got!r})"
-    return CaseError(str(path), loc, f"{err['msg']}{got_text}")
+    if content_of is not None or isinstance(got, (dict, list, tuple)) or len(repr(got)) > 80:
+        return CaseError(str(path), loc, msg)
+    shown = f"{int(got.total_seconds())}s" if isinstance(got, timedelta) else repr(got)
+    return CaseError(str(path), loc, f"{msg} (got {shown})")
+
+
+def _field_names(model: type[BaseModel], seen: set[type] | None = None) -> frozenset[str]:
+    """Every field name and alias of a model and of the models its fields hold."""
+    seen = seen if seen is not None else set()
+    if model in seen:
+        return frozenset()
+    seen.add(model)
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        names |= {name} | ({info.alias} if info.alias else set())
+        stack = [info.annotation]
+        while stack:
+            tp = stack.pop()
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                names |= _field_names(tp, seen)
+            stack.extend(get_args(tp))
+    return frozenset(names)
 
 
 def load_case(case_dir: Path) -> Case:
@@ -308,7 +427,7 @@ def load_case(case_dir: Path) -> Case:
     path = Path(case_dir) / "case.yaml"
     data = read_yaml(path)
     if not isinstance(data, dict):
-        raise CaseError(str(path), "<document>", "a mapping at the top level")
+        raise CaseError(str(path), "<document>", "a mapping at the top level (format, id, alert, ...)")
     try:
         return Case.model_validate(data)
     except ValidationError as exc:

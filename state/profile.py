@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from state._base import Frozen
+from state._base import Frozen, Int, Number
 
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af]")
 
@@ -25,25 +25,33 @@ def phrase_pattern(words: list[str] | tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts) or r"(?!x)x", re.IGNORECASE)
 
 
+def _compiles(pattern: str, where: str) -> None:
+    """A profile pattern must be a regular expression Python compiles (else the run would crash later)."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ValueError(f"{where}: a regular expression that compiles ({getattr(exc, 'msg', type(exc).__name__)})") from None
+
+
 class AnomalyParams(Frozen):
-    min_ratio: float = Field(default=1.5, gt=1)
-    mad_z: float = Field(default=5.0, gt=0)
-    floor: float = Field(default=1e-9, ge=0)
-    persist: int = Field(default=3, ge=1)
-    persist_min: int = Field(default=2, ge=1)
-    min_baseline_points: int = Field(default=3, ge=1)
-    saturation_level: float = Field(default=0.98, gt=0, le=1)
-    log_burst_min: int = Field(default=3, ge=1)
-    log_burst_span: float = Field(default=300, gt=0)
-    log_burst_ratio: float = Field(default=3.0, gt=1)
-    span_bucket: float = Field(default=60, gt=0)
-    explain_fraction: float = Field(default=0.5, ge=0, le=1)
+    min_ratio: Number = Field(default=1.5, gt=1)
+    mad_z: Number = Field(default=5.0, gt=0)
+    floor: Number = Field(default=1e-9, ge=0)
+    persist: Int = Field(default=3, ge=1)
+    persist_min: Int = Field(default=2, ge=1)
+    min_baseline_points: Int = Field(default=3, ge=1)
+    saturation_level: Number = Field(default=0.98, gt=0, le=1)
+    log_burst_min: Int = Field(default=3, ge=1)
+    log_burst_span: Number = Field(default=300, gt=0)
+    log_burst_ratio: Number = Field(default=3.0, gt=1)
+    span_bucket: Number = Field(default=60, gt=0)
+    explain_fraction: Number = Field(default=0.5, ge=0, le=1)
 
 
 class Profile(Frozen):
     severity: dict[str, tuple[str, ...]]
-    numeric_levels: dict[int, str]
-    syslog_severity: dict[int, str]
+    numeric_levels: dict[Int, str]
+    syslog_severity: dict[Int, str]
     level_fields: tuple[str, ...]
     time_fields: tuple[str, ...]
     message_fields: tuple[str, ...]
@@ -62,6 +70,20 @@ class Profile(Frozen):
     environments: tuple[str, ...] = ()
     host_suffixes: tuple[str, ...]
     injection_phrases: tuple[str, ...]
+
+    @field_validator("version_patterns")
+    @classmethod
+    def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for i, p in enumerate(value):
+            _compiles(p, f"version_patterns.{i}")
+        return value
+
+    @field_validator("metric_roles")
+    @classmethod
+    def _role_patterns(cls, value: dict[str, str]) -> dict[str, str]:
+        for role, p in value.items():
+            _compiles(p, f"metric_roles.{role}")
+        return value
 
     # --- compiled matchers ---------------------------------------------------------------
     @cached_property

@@ -8,11 +8,12 @@ parsed into the values of `state.telemetry`.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from state._base import AwareDatetime, Frozen
+from state._base import AwareDatetime, Frozen, Number
 
 SourceKind = Literal[
     "runbook", "postmortem", "doc", "note", "change", "metric", "log", "trace", "kubernetes",
@@ -63,6 +64,10 @@ class SourceEntry(Frozen):
         parts = value.replace("\\", "/").split("/")
         if value.startswith(("/", "~")) or ".." in parts or not value.strip() or ":" in parts[0]:
             raise ValueError("a relative path inside the case folder (no '..', not absolute)")
+        if any(ord(c) < 32 or c == "\x7f" for c in value):
+            raise ValueError("a path without control characters")
+        if len(value) > 1024 or any(len(p.encode("utf-8")) > 255 for p in parts):
+            raise ValueError("a path of at most 1024 characters, 255 bytes a component")
         return value
 
     @field_validator("version", mode="before")
@@ -82,18 +87,20 @@ class Manifest(Frozen):
     format: Literal["investigator/sources@1"]
     sources: tuple[SourceEntry, ...] = Field(min_length=1)
 
-    @model_validator(mode="after")
-    def _unique(self) -> "Manifest":
+    @field_validator("sources")
+    @classmethod
+    def _unique(cls, sources: tuple[SourceEntry, ...]) -> tuple[SourceEntry, ...]:
         seen: set[str] = set()
         paths: set[str] = set()
-        for s in self.sources:
+        for s in sources:
             if s.id in seen:
-                raise ValueError(f"source id {s.id!r} is declared twice")
-            if s.path in paths:
-                raise ValueError(f"source path {s.path!r} is declared twice")
+                raise ValueError(f"each source id once (got {s.id!r} twice)")
+            path = posixpath.normpath(s.path.replace("\\", "/"))  # `./a.md` and `a.md` are one file
+            if path in paths:
+                raise ValueError(f"each source path once (got {s.path!r} twice)")
             seen.add(s.id)
-            paths.add(s.path)
-        return self
+            paths.add(path)
+        return sources
 
 
 def _text(value: object) -> object:
@@ -190,7 +197,7 @@ class MetricMeta(Frozen):
     environment: str | None = None
     unit: str = ""
     role: Literal["latency", "errors", "saturation", "traffic", "availability"] | None = None
-    capacity: float | None = Field(default=None, gt=0)
+    capacity: Number | None = Field(default=None, gt=0)
     resolution: str = ""
     groups: tuple[str, ...] | None = None
 

@@ -270,13 +270,20 @@ def test_the_html_report_escapes_hostile_text_in_every_field():
     assert html.count("&lt;img src=x onerror=alert(1)&gt;") >= 30, "every field is shown, escaped"
 
 
-def test_a_hostile_initial_evidence_id_and_alert_text_reach_report_html_escaped(make_investigator, case_copy, tmp_path):
+def test_a_hostile_initial_evidence_id_is_refused_and_hostile_case_text_reaches_report_html_escaped(
+        make_investigator, case_copy, tmp_path):
+    from state.errors import CaseError
+
     data = yaml.safe_load((case_copy / "case.yaml").read_text())
     data["initial_evidence"][0]["id"] = "<img src=x onerror=alert(1)>"
-    data["initial_evidence"][0]["text"] = "P95 <script>alert(2)</script> 2.1 s"
-    data["title"] = "<b onmouseover=alert(3)>latency</b>"
     (case_copy / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     inv = make_investigator()
+    with pytest.raises(CaseError, match=r"initial_evidence\.0\.id: a name"):  # an id is a name, never markup
+        inv.start(case_copy)
+    data["initial_evidence"][0]["id"] = "E0"
+    data["initial_evidence"][0]["text"] = "P95 <script>alert(2)</script> 2.1 s <img src=x onerror=alert(1)>"
+    data["title"] = "<b onmouseover=alert(3)>latency</b>"
+    (case_copy / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     run = inv.start(case_copy)
     html = next(p for p in inv.write(run.run_id, tmp_path / "out") if p.name == "report.html").read_text()
     parsed = _Tags()

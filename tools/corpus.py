@@ -4,12 +4,12 @@ This is the "source system" of a case folder: ingestion reads it to index, and t
 tool reads it again (fresh from disk) to check permission and slice spans at read time.
 Every file is parsed by the parser of its kind and format (tools/formats) into typed
 values with offsets; problems are `CaseError`s naming the file, the field and what was
-expected, and never quote the file's content.
+expected, and never quote the file's content (the principal may not be allowed to read it:
+an error names the file, the line or field, and what was expected instead).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -17,11 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from state import Frozen, content_hash
-from state.case import parse_yaml, read_yaml, validation_to_case_error
+from state.case import parse_yaml, read_text_file, read_yaml, validation_to_case_error
 from state.errors import CaseError
+from state.limits import CASE_BYTES, SOURCE_BYTES, SOURCES, YAML_BYTES
 from state.profile import Profile
 from state.sources import (
     PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, FrontMatter, Manifest, MetricMeta, OwnershipRecord,
@@ -39,16 +41,6 @@ from tools.formats import traces as ftraces
 from tools.formats.jsonspan import JSONSpanError
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.S)
-DEFAULT_MAX_BYTES = 20 * 1024 * 1024
-DEFAULT_MAX_SOURCES = 2000
-
-
-def max_source_bytes() -> int:
-    return int(os.environ.get("INVESTIGATOR_MAX_SOURCE_BYTES", DEFAULT_MAX_BYTES))
-
-
-def max_sources() -> int:
-    return int(os.environ.get("INVESTIGATOR_MAX_SOURCES", DEFAULT_MAX_SOURCES))
 
 
 @dataclass(frozen=True)
@@ -131,20 +123,24 @@ def _parse_manifest(path: Path) -> Manifest:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")
+    listed = data.get("sources")
+    if isinstance(listed, list) and len(listed) > (cap := SOURCES.value()):
+        raise CaseError(str(path), "sources", f"{SOURCES.describe(cap)}; this one lists {len(listed)}")
     try:
-        manifest = Manifest.model_validate(data)
+        return Manifest.model_validate(data)
     except ValidationError as exc:
         raise validation_to_case_error(path, exc) from None
-    if len(manifest.sources) > max_sources():
-        raise CaseError(str(path), "sources", f"at most {max_sources()} sources (INVESTIGATOR_MAX_SOURCES)")
-    return manifest
 
 
 def source_path(case_dir: Path, entry: SourceEntry) -> Path:
     """The file of a source, refused when it resolves outside the case folder (`..`, a symlink out)."""
     root = Path(case_dir).resolve()
     path = (root / entry.path)
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        raise CaseError(str(Path(case_dir) / "sources.yaml"), f"sources[{entry.id}].path",
+                        "a path that resolves (it is a loop of symbolic links)") from None
     if not real.is_relative_to(root):
         raise CaseError(str(Path(case_dir) / "sources.yaml"), f"sources[{entry.id}].path",
                         "a file inside the case folder (it resolves outside it)")
@@ -152,20 +148,12 @@ def source_path(case_dir: Path, entry: SourceEntry) -> Path:
 
 
 def read_text(case_dir: Path, entry: SourceEntry) -> str:
+    """The source's text as it is now: inside the case folder, a regular UTF-8 file, within the size limit."""
     path = source_path(case_dir, entry)
     shown = str(Path(case_dir) / entry.path)
-    try:
-        if path.is_dir():
-            raise CaseError(shown, "path", f"source {entry.id!r} to be a file, not a directory")
-        if path.stat().st_size > max_source_bytes():
-            raise CaseError(shown, "<file>", f"at most {max_source_bytes()} bytes (INVESTIGATOR_MAX_SOURCE_BYTES)")
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CaseError(shown, "path", f"source {entry.id!r} to exist at {entry.path}") from None
-    except UnicodeDecodeError:
-        raise CaseError(shown, "<file>", f"UTF-8 text for source {entry.id!r}") from None
-    except PermissionError:
-        raise CaseError(shown, "<file>", f"a readable file for source {entry.id!r} (permission denied)") from None
+    if not path.exists():
+        raise CaseError(shown, "path", f"source {entry.id!r} to exist at {entry.path}")
+    return read_text_file(path, SOURCE_BYTES, shown=shown, field="path")
 
 
 class _ParsedCache:
@@ -233,13 +221,33 @@ def _parse(shown: Path, entry: SourceEntry, text: str, revision: str, ctx: Parse
         parse = _PARSERS[entry.kind]
         fields.update(parse(shown, entry, text, ctx))
     except JSONSpanError as exc:
-        raise CaseError(str(shown), "<document>", f"valid JSON ({exc})") from None
+        raise CaseError(str(shown), "<document>", f"valid JSON (a syntax error at offset {exc.pos})") from None
+    except yaml.YAMLError as exc:  # a YAML history or config whose aliases run away (yamlio.TooComplex)
+        line = getattr(exc, "line", None)
+        raise CaseError(str(shown), f"line {line}" if line else "<document>",
+                        getattr(exc, "problem", None) or "valid YAML") from None
+    except RecursionError:
+        raise CaseError(str(shown), "<document>", "content nested less deeply") from None
     return SourceDoc(**fields)
 
 
 def load_sources(case_dir: Path, manifest: Manifest | None = None, ctx: ParseContext | None = None) -> list[SourceDoc]:
     manifest = manifest or load_manifest(case_dir)
+    _check_total_size(case_dir, manifest)
     return [load_source(case_dir, e, ctx) for e in manifest.sources]
+
+
+def _check_total_size(case_dir: Path, manifest: Manifest) -> None:
+    """All the case's source files together within CASE_BYTES, checked before any is read."""
+    cap, total = CASE_BYTES.value(), 0
+    for entry in manifest.sources:
+        try:
+            total += source_path(case_dir, entry).stat().st_size
+        except OSError:
+            continue  # missing or unreadable: reported by name when the source is read
+        if total > cap:
+            raise CaseError(str(Path(case_dir) / "sources.yaml"), "sources",
+                            f"{CASE_BYTES.describe(cap)}; the sources up to {entry.id!r} have {total} bytes")
 
 
 def _check_groups(path: Path, entry: SourceEntry, groups: tuple[str, ...] | None) -> None:
@@ -248,17 +256,18 @@ def _check_groups(path: Path, entry: SourceEntry, groups: tuple[str, ...] | None
 
 
 def _validated(path: Path, model: type[Frozen], data: object) -> Any:
+    """A source's content as `model`; the error quotes nothing of it."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise validation_to_case_error(path, exc) from None
+        raise validation_to_case_error(path, exc, content_of=model) from None
 
 
 def _prose(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
     m = _FRONT.match(text)
     if not m:
         raise CaseError(str(path), "front matter", "a YAML front matter block between '---' lines at the top")
-    front = _validated(path, FrontMatter, parse_yaml(m.group(1), f"{path} (front matter)"))
+    front = _validated(path, FrontMatter, parse_yaml(m.group(1), f"{path} (front matter)", quote=False))
     _check_groups(path, entry, front.groups)
     return {"front": front, "body_start": m.end(), "version": front.version, "format": "markdown"}
 
@@ -278,7 +287,7 @@ def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     meta_path = path.with_name(path.name + ".meta.yaml")
     meta: MetricMeta | None = None
     if meta_path.exists() or fmt == "csv":
-        meta = _validated(meta_path, MetricMeta, read_yaml(meta_path, max_bytes=max_source_bytes()))
+        meta = _validated(meta_path, MetricMeta, read_yaml(meta_path, limit=YAML_BYTES, quote=False))
         _check_groups(meta_path, entry, meta.groups)
         if fmt == "csv" and not meta.metric:
             raise CaseError(str(meta_path), "metric", "the metric name of the CSV series")
@@ -305,14 +314,14 @@ def _kubernetes(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) ->
         return {"format": fmt, "placements": tuple(pods), "unparsed": tuple(bad)}
     pods, events, bad, problem = fk8s.parse_describe(text, entry.captured_at)
     if problem:
-        raise CaseError(str(Path(path).parent / "sources.yaml"), f"sources[{entry.id}].captured_at", problem)
+        raise CaseError(str(_case_dir(path, entry) / "sources.yaml"), f"sources[{entry.id}].captured_at", problem)
     return {"format": fmt, "placements": tuple(pods), "k8s_events": tuple(events), "unparsed": tuple(bad)}
 
 
 def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
     fmt = fchanges.detect(text) if entry.format == "auto" else entry.format
     if fmt == "record":
-        data = parse_yaml(text, str(path))
+        data = parse_yaml(text, str(path), quote=False)
         record = _validated(path, ChangeRecord, data)
         s, e = len(text) - len(text.lstrip()), len(text.rstrip())
         return {"format": fmt, "record": record, "version": record.id,
@@ -334,12 +343,13 @@ def _config(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     fmt = fconfigs.detect(text) if entry.format == "auto" else entry.format
     bad: list[Unparsed] = []
     if fmt == "record":
-        record = _validated(path, ServiceConfig, parse_yaml(text, str(path)))
+        record = _validated(path, ServiceConfig, parse_yaml(text, str(path), quote=False))
         settings = fconfigs.settings_of_record(text)
         return {"format": fmt, "record": record, "settings": tuple(settings),
                 "version": record.version or f"rev-{content_hash(text)[:8]}"}
     if fmt in ("yaml", "configmap") and not text.lstrip().startswith("{"):
-        parse_yaml(text.split("\n---")[0] if fmt == "yaml" else text, str(path))  # strict: duplicate keys, syntax
+        # strict first (syntax, duplicate keys, runaway aliases), every document of the file
+        parse_yaml(text, str(path), quote=False, documents="all" if fmt == "yaml" else "one")
     if fmt == "yaml":
         settings = fconfigs.parse_yaml(text)
     elif fmt == "json":
@@ -356,7 +366,7 @@ def _config(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
 
 def _yaml_record(model: type[Frozen]):  # noqa: ANN202
     def parse(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
-        record = _validated(path, model, parse_yaml(text, str(path)))
+        record = _validated(path, model, parse_yaml(text, str(path), quote=False))
         version = getattr(record, "id", None) or getattr(record, "version", None)
         return {"format": "record", "record": record, **({"version": str(version)} if version else {})}
 
@@ -370,6 +380,14 @@ _PARSERS = {
     "mapping": _yaml_record(DeploymentMapping), "ownership": _yaml_record(OwnershipRecord),
     "catalog": _yaml_record(Catalog),
 }
+
+
+def _case_dir(shown: Path, entry: SourceEntry) -> Path:
+    """The case folder of a source's path as shown (`<case>/<entry.path>`)."""
+    out = Path(shown)
+    for _part in Path(entry.path).parts:
+        out = out.parent
+    return out
 
 
 def case_year(start: datetime) -> int:

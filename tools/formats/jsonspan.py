@@ -90,11 +90,13 @@ class _Parser:
         m = _NUMBER.match(self.t, i)
         if m and m.end() > i:
             s = m.group(0)
+            if len(s) > 400:  # Python refuses ints of over 4,300 digits; no telemetry value has 400
+                raise JSONSpanError("a number of at most 400 characters", i)
             return J("number", i, m.end(), float(s) if any(x in s for x in ".eE") else int(s))
         for lit, val in _LITERALS.items():
             if self.t.startswith(lit, i):
                 return J("literal", i, i + len(lit), val)
-        raise JSONSpanError(f"unexpected {c!r}", i)
+        raise JSONSpanError("unexpected character", i)  # never quoted: the text may be unreadable to the principal
 
     def obj(self, i: int, depth: int) -> J:
         node = J("object", i, i)

@@ -64,11 +64,14 @@ def parse_time(value: Any, default_tz: timezone | None) -> datetime | None:
     """A timestamp field: ISO text, or an epoch number (or numeric text)."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return epoch(value) if value == value else None
-    text = str(value).strip()
-    if re.fullmatch(r"\d{9,19}(\.\d+)?", text):
-        return epoch(float(text))
+    try:  # an epoch beyond the years datetime holds (1e300) is no timestamp
+        if isinstance(value, (int, float)):
+            return epoch(value) if value == value else None
+        text = str(value).strip()
+        if re.fullmatch(r"\d{9,19}(\.\d+)?", text):
+            return epoch(float(text))
+    except (OverflowError, ValueError, OSError):
+        return None
     m = _ISO.search(text)
     return parse_iso(m, default_tz) if m else None
 
