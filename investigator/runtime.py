@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from graphs.resume import recheck
 from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
+from investigator.failures import describe, store_error
 from investigator.report import Report, build_report, write_report
 from state._base import Frozen, content_hash
 from state.case import Case, load_case
-from state.errors import ConfigError, RunStateError
+from state.errors import ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError
 from state.evidence import Evidence, Scope
 from state.store import RunRow, Store
 from tools.access import AccessPolicy
@@ -42,7 +44,10 @@ RETRIEVAL_TOOLS = ("basic", "graph")
 
 
 def _stderr(msg: str) -> None:
-    print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+    try:
+        print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed or a broken pipe: progress is not worth a failed run
+        pass
 
 
 def _dead_local_worker(owner: str) -> bool:
@@ -94,8 +99,7 @@ class Investigator:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            self.settings.workspace.mkdir(parents=True, exist_ok=True)
+        if self._store is None:  # a SQLite file (and the workspace) appears with the first write, not a look-up
             self._store = Store.from_url(self.settings.resolved_store_url)
         return self._store
 
@@ -223,31 +227,32 @@ class Investigator:
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
-        tool = self._prepare(case, case_dir, docs, retrieval)
-        run_id = run_id or self._new_run_id(case.default_run_id)
+        run_id = run_id or self._new_run_id(case.default_run_id)  # the store is checked before any index work
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
+        tool = self._prepare(case, case_dir, docs, retrieval)
         access = AccessPolicy(case_dir, case.principal).current()
-        run = self.store.create_run(RunRow(
+        run = self.store.create_run(RunRow(  # held from the start: no worker picks it up before we drive it
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
-            watermark=access.watermark))
-        for ie in case.initial_evidence:
-            self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
-                id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
-                revision=content_hash(ie.text), span=None, trust=ie.trust, text=ie.text,
-                scope=Scope(environment=case.subject.environment, service=case.subject.service),
-                claim_ids=(ie.claim,), watermark=access.watermark))
-        self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
-        return self._drive(case, case_dir, run, tool, docs, fresh=True)
+            watermark=access.watermark, owner=self.worker_id,
+            lease_until=datetime.now(timezone.utc) + timedelta(seconds=self.settings.lease_seconds)))
+
+        def initial_evidence() -> None:
+            for ie in case.initial_evidence:
+                self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
+                    id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
+                    revision=content_hash(ie.text), span=None, trust=ie.trust, text=ie.text,
+                    scope=Scope(environment=case.subject.environment, service=case.subject.service),
+                    claim_ids=(ie.claim,), watermark=access.watermark))
+            self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}")
+
+        return self._drive(run, fresh=True, loaded=(case, docs, tool), setup=initial_evidence)
 
     def resume(self, run_id: str) -> RunResult:
-        """Continue a run from its last checkpoint after re-reading the current permissions."""
-        run = self.store.run(run_id)
-        case_dir = Path(run.case_dir)
-        case, docs = self._load(case_dir)
-        tool = self._prepare(case, case_dir, docs, run.retrieval)
-        return self._drive(case, case_dir, run, tool, docs, fresh=False)
+        """Continue a run from its last checkpoint after re-reading the current permissions
+        (also a `failed`, `interrupted` or `quarantined` one: asking for it is trying it again)."""
+        return self._drive(self.store.run(run_id), fresh=False)
 
     def _prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc], retrieval: str) -> RetrievalTool:
         """Fresh indexes and the tool, from sources parsed once."""
@@ -255,21 +260,90 @@ class Investigator:
         extractor = EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile)
         return self.retrieval(retrieval, case, case_dir, docs, extractor)
 
-    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, docs: list[SourceDoc],
-               *, fresh: bool) -> RunResult:
-        t0 = time.perf_counter()
+    def _drive(self, run: RunRow, *, fresh: bool, asked: bool = True,
+               loaded: tuple[Case, list[SourceDoc], RetrievalTool] | None = None,
+               setup: Callable[[], None] | None = None) -> RunResult:
+        """Hold the run and drive it to a stop. Whatever stops the drive early is written on the run:
+        an error → `failed` (with the error, one more attempt; `quarantined` after `max_attempts`),
+        Ctrl-C/SIGTERM → `interrupted`; either way `resume` continues from the last checkpoint."""
+        self._hold(run, asked=asked)
+        try:
+            case_dir = Path(run.case_dir)
+            if loaded is None:
+                case, docs = self._load(case_dir)
+                tool = self._prepare(case, case_dir, docs, run.retrieval)
+            else:
+                case, docs, tool = loaded
+            if setup is not None:
+                setup()
+            t0 = time.perf_counter()
+            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
+        except KeyboardInterrupt as exc:
+            self._interrupted(run.run_id, exc)
+            raise  # not reached: _interrupted raises
+        except Exception as exc:
+            self._failed(run.run_id, exc)
+            raise
+        finally:
+            release_readers()
+            try:
+                self.store.release(run.run_id, self.worker_id)
+            except Exception as exc:  # noqa: BLE001 - the store is gone; the lease runs out by itself
+                self.progress(f"run {run.run_id}: could not release it ({describe(exc)}); "
+                              f"its lease ends in {self.settings.lease_seconds:g} s")
+
+    def _hold(self, run: RunRow, *, asked: bool) -> None:
+        """Take the run's lease (or take it over from a dead worker on this host); a driver that
+        vanished mid-run counts as a failed attempt, so a run that kills its worker is set aside too."""
         ttl = timedelta(seconds=self.settings.lease_seconds)
-        if not self.store.acquire(run.run_id, self.worker_id, ttl):
+        before = self.store.run(run.run_id)
+        if self.store.acquire(run.run_id, self.worker_id, ttl):
+            vanished = before.owner if before.owner not in (None, self.worker_id) else None
+        else:
             held = self.store.run(run.run_id)
             if not (held.owner and _dead_local_worker(held.owner)
                     and self.store.take_over(run.run_id, held.owner, self.worker_id, ttl)):
                 raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
-            self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
+            vanished = held.owner
+        if vanished and before.status == "running":
+            row = self.store.record_failure(run.run_id, self.worker_id,
+                                            f"the worker {vanished} stopped while driving it (killed or lost)",
+                                            self.settings.max_attempts)
+            self.progress(f"run {run.run_id}: taken over from {vanished}, which stopped while driving it"
+                          + (f" (attempt {row.attempts} of {self.settings.max_attempts})" if row else ""))
+            if row is not None and row.status == "quarantined" and not asked:
+                self.store.release(run.run_id, self.worker_id)
+                raise RunStateError(f"run {run.run_id!r} set aside (quarantined) after {row.attempts} failed "
+                                    f"attempts: {row.error}; `investigator resume {run.run_id}` tries it again")
+
+    def _failed(self, run_id: str, exc: Exception) -> None:
+        """Record an error that stopped a drive; re-raise it as one clear line (RunFailed for a foreign one)."""
+        line = describe(exc)
         try:
-            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
-        finally:
-            release_readers()
-            self.store.release(run.run_id, self.worker_id)
+            row = self.store.record_failure(run_id, self.worker_id, line, self.settings.max_attempts)
+        except Exception:  # noqa: BLE001 - the store itself failed: nothing more can be written
+            row = None
+        if row is None:  # the lease was lost to another worker (theirs now), or the store is unreachable
+            if isinstance(exc, InvestigatorError):
+                return
+            raise RunFailed(f"run {run_id!r} stopped: {line}") from exc
+        where = (f"recorded as {row.status} (attempt {row.attempts} of {self.settings.max_attempts}"
+                 + ("; `work` sets it aside" if row.status == "quarantined" else "")
+                 + f"); `investigator resume {run_id}` retries it")
+        if isinstance(exc, InvestigatorError):
+            exc.add_note(f"— run {run_id!r} {where}")
+            return
+        raise RunFailed(f"run {run_id!r} failed: {line}; {where}") from exc
+
+    def _interrupted(self, run_id: str, exc: KeyboardInterrupt) -> None:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        try:
+            self.store.record_interrupt(run_id, self.worker_id, f"interrupted by {name}")
+        except Exception:  # noqa: BLE001 - the lease runs out by itself
+            pass
+        raise Interrupted(f"run {run_id!r} interrupted ({name}); `investigator resume {run_id}` continues it "
+                          f"from its last checkpoint", signum) from exc
 
     def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool,
                     docs: list[SourceDoc], *, fresh: bool, t0: float) -> RunResult:
@@ -292,11 +366,12 @@ class Investigator:
                 elif check.changed:
                     start = {"stop": None, "gap": None}  # finished, but the re-check reopened claims
                 else:
-                    self.store.update_run(run.run_id, status="stopped")
+                    self.store.update_run(run.run_id, status="stopped", attempts=0, error=None)
                     return RunResult(run_id=run.run_id, report=self.report(run.run_id),
                                      seconds=round(time.perf_counter() - t0, 3))
             self.store.update_run(run.run_id, status="running")
             app.invoke(start, cfg, durability="sync")
+        self.store.update_run(run.run_id, attempts=0, error=None)  # a clean drive: the failures in a row end
         return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
 
     def history(self, run_id: str) -> list[dict]:
@@ -318,16 +393,23 @@ class Investigator:
         return sorted(rows, key=lambda r: (r["step"] if r["step"] is not None else -2))
 
     def work(self, *, once: bool = False, poll: float = 2.0, stop_after: float | None = None) -> list[str]:
-        """Drive runs nobody holds (new, crashed, or whose worker died) until none is left."""
+        """Drive runs nobody holds (new, crashed, interrupted, failed, or whose worker died) until none
+        is left. A run that fails is recorded and skipped (the others go on); after `max_attempts`
+        failures in a row it is quarantined and no longer picked up."""
         done: list[str] = []
         started = time.monotonic()
         while True:
-            for run_id in self.store.claimable():
+            # free, expired, or held by a worker on this host that is gone (taken over at once)
+            for run_id in self.store.claimable(_dead_local_worker):
                 try:
-                    self.resume(run_id)
+                    self._drive(self.store.run(run_id), fresh=False, asked=False)
                     done.append(run_id)
-                except RunStateError as exc:  # taken by another worker meanwhile, or nothing to do
+                except RunStateError as exc:  # taken by another worker meanwhile, set aside, or nothing to do
                     self.progress(str(exc))
+                except Exception as exc:  # noqa: BLE001 - recorded on the run; the queue moves on
+                    if store_error(exc):
+                        raise  # the store itself is gone: no run can be driven
+                    self.progress(describe(exc))
             if once or (stop_after is not None and time.monotonic() - started > stop_after):
                 return done
             time.sleep(poll)
