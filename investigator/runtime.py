@@ -24,7 +24,9 @@ from investigator.failures import describe, store_error
 from investigator.report import Report, build_report, write_report
 from state._base import Frozen, content_hash
 from state.case import Case, load_case
-from state.errors import ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError
+from state.errors import (
+    ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
+)
 from state.evidence import Evidence, Scope
 from state.store import RunRow, Store
 from tools.access import AccessPolicy
@@ -326,6 +328,9 @@ class Investigator:
         if row is None:  # the lease was lost to another worker (theirs now), or the store is unreachable
             if isinstance(exc, InvestigatorError):
                 return
+            if store_error(exc):
+                raise StoreUnavailable(f"run {run_id!r}: the store stopped answering ({line}); the run stays held "
+                                       f"until its lease ends, then `resume` or a worker continues it") from exc
             raise RunFailed(f"run {run_id!r} stopped: {line}") from exc
         where = (f"recorded as {row.status} (attempt {row.attempts} of {self.settings.max_attempts}"
                  + ("; `work` sets it aside" if row.status == "quarantined" else "")
@@ -407,7 +412,7 @@ class Investigator:
                 except RunStateError as exc:  # taken by another worker meanwhile, set aside, or nothing to do
                     self.progress(str(exc))
                 except Exception as exc:  # noqa: BLE001 - recorded on the run; the queue moves on
-                    if store_error(exc):
+                    if isinstance(exc, StoreUnavailable) or store_error(exc):
                         raise  # the store itself is gone: no run can be driven
                     self.progress(describe(exc))
             if once or (stop_after is not None and time.monotonic() - started > stop_after):

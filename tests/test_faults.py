@@ -179,6 +179,18 @@ def test_a_zero_baseline_gives_no_ratio_and_the_threshold_floor_decides():
     none_finite = [(t, math.inf) for t, _v in flat]
     v = series_verdict(none_finite, rng, AnomalyParams())
     assert not v.decidable and not v.anomalous and v.note == "no point in the window"
+    huge = [(t, 1e308 if i < 60 else -1e308) for i, (t, _v) in enumerate(flat)]
+    v = series_verdict(huge, rng, AnomalyParams())
+    assert v.anomalous and v.direction == "down" and v.delta == -math.inf
+
+
+def test_infinite_figures_of_a_signal_are_stored_and_reported_as_empty_never_as_infinity():
+    from state.facts import SignalFact
+
+    fact = SignalFact(entity="svc", signal="metric", name="m", anomalous=True, baseline=0.0, ratio=math.inf,
+                      delta=-math.inf, points=())
+    data = json.loads(fact.model_dump_json())
+    assert data["ratio"] is None and data["delta"] is None and data["baseline"] == 0.0
 
 
 # --- an unexpected error: failed, recorded, resumable; quarantined when it keeps failing ----------
