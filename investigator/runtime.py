@@ -10,7 +10,8 @@ import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from graphs.build import build_graph
@@ -265,11 +266,8 @@ class Investigator:
     def _drive(self, run: RunRow, *, fresh: bool, asked: bool = True,
                loaded: tuple[Case, list[SourceDoc], RetrievalTool] | None = None,
                setup: Callable[[], None] | None = None) -> RunResult:
-        """Hold the run and drive it to a stop. Whatever stops the drive early is written on the run:
-        an error → `failed` (with the error, one more attempt; `quarantined` after `max_attempts`),
-        Ctrl-C/SIGTERM → `interrupted`; either way `resume` continues from the last checkpoint."""
-        self._hold(run, asked=asked)
-        try:
+        """Hold the run and drive it to a stop (see `_driving` for what an early stop leaves)."""
+        with self._driving(run, asked=asked):
             case_dir = Path(run.case_dir)
             if loaded is None:
                 case, docs = self._load(case_dir)
@@ -278,8 +276,17 @@ class Investigator:
                 case, docs, tool = loaded
             if setup is not None:
                 setup()
-            t0 = time.perf_counter()
-            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
+            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=time.perf_counter())
+
+    @contextmanager
+    def _driving(self, run: RunRow, *, asked: bool = True) -> Iterator[None]:
+        """Hold the run while the body drives it; whatever stops the body early is written on the run:
+        an error → `failed` (with the error, one more attempt; `quarantined` after `max_attempts` in a
+        row), Ctrl-C/SIGTERM → `interrupted`; either way `resume` continues from the last checkpoint.
+        The lease is released in every case (a generator closed early included)."""
+        self._hold(run, asked=asked)
+        try:
+            yield
         except KeyboardInterrupt as exc:
             self._interrupted(run.run_id, exc)
             raise  # not reached: _interrupted raises
@@ -294,7 +301,7 @@ class Investigator:
                 self.progress(f"run {run.run_id}: could not release it ({describe(exc)}); "
                               f"its lease ends in {self.settings.lease_seconds:g} s")
 
-    def _hold(self, run: RunRow, *, asked: bool) -> None:
+    def _hold(self, run: RunRow, *, asked: bool = True) -> None:
         """Take the run's lease (or take it over from a dead worker on this host); a driver that
         vanished mid-run counts as a failed attempt, so a run that kills its worker is set aside too."""
         ttl = timedelta(seconds=self.settings.lease_seconds)

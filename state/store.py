@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -158,6 +159,13 @@ def make_engine(url: str) -> Engine:
     raise ConfigError(f"store URL {url!r}: expected sqlite:///… or postgresql+psycopg://…")
 
 
+def _unreachable(exc: DBAPIError) -> bool:
+    """A store that cannot be opened at all (no server, no database, not a database file): no retry helps."""
+    text = str(exc.orig).lower()
+    return exc.connection_invalidated or any(w in text for w in (
+        "connection", "does not exist", "unable to open", "not a database", "authentication"))
+
+
 class Store:
     """Reads and writes one investigation store. The engine is passed in.
 
@@ -196,14 +204,19 @@ class Store:
             except OSError as exc:
                 raise ConfigError(f"store {where}: cannot create the folder {self.path.parent} "
                                   f"({exc.strerror or type(exc).__name__})") from None
-        try:
-            SQLModel.metadata.create_all(self.engine)
-            self._add_missing_columns()
-        except DBAPIError as exc:
-            detail = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
-            if self.path is not None:
-                raise ConfigError(f"store {where}: cannot open it as a SQLite database ({detail})") from None
-            raise StoreUnavailable(f"store {where}: {detail}") from None
+        for attempt in range(10):  # two first runs on a fresh store create its tables at once:
+            try:  # the one that finds a table made meanwhile checks again
+                SQLModel.metadata.create_all(self.engine)
+                self._add_missing_columns()
+                break
+            except DBAPIError as exc:
+                if attempt < 9 and not _unreachable(exc):
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                detail = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+                if self.path is not None:
+                    raise ConfigError(f"store {where}: cannot open it as a SQLite database ({detail})") from None
+                raise StoreUnavailable(f"store {where}: {detail}") from None
         self._ready = True
 
     def _absent(self) -> bool:
