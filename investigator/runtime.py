@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -239,7 +239,7 @@ class Investigator:
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
             watermark=access.watermark, owner=self.worker_id,
-            lease_until=datetime.now(timezone.utc) + timedelta(seconds=self.settings.lease_seconds)))
+            lease_until=datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds)))
 
         def initial_evidence() -> None:
             for ie in case.initial_evidence:
@@ -352,8 +352,8 @@ class Investigator:
         name = signal.Signals(signum).name
         try:
             self.store.record_interrupt(run_id, self.worker_id, f"interrupted by {name}")
-        except Exception:  # noqa: BLE001 - the lease runs out by itself
-            pass
+        except Exception as err:  # noqa: BLE001 - the lease runs out by itself
+            self.progress(f"run {run_id}: could not record the interrupt ({describe(err)})")
         raise Interrupted(f"run {run_id!r} interrupted ({name}); `investigator resume {run_id}` continues it "
                           f"from its last checkpoint", signum) from exc
 
@@ -418,7 +418,7 @@ class Investigator:
                     done.append(run_id)
                 except RunStateError as exc:  # taken by another worker meanwhile, set aside, or nothing to do
                     self.progress(str(exc))
-                except Exception as exc:  # noqa: BLE001 - recorded on the run; the queue moves on
+                except Exception as exc:  # recorded on the run; the queue moves on
                     if isinstance(exc, StoreUnavailable) or store_error(exc):
                         raise  # the store itself is gone: no run can be driven
                     self.progress(describe(exc))

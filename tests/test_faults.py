@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -41,7 +41,7 @@ def _cli(home: Path, *args: str, env: dict | None = None, index_root: Path | Non
         full["INVESTIGATOR_INDEX_ROOT"] = str(index_root)
     full.update(env or {})
     cmd = [sys.executable, "-m", "investigator.cli", "--home", str(home), *(["--store", store] if store else []), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=full, timeout=600)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=full, timeout=600, check=False)
 
 
 def _one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -53,7 +53,7 @@ def _one_error_line(proc: subprocess.CompletedProcess) -> str:
     return errors[0]
 
 
-def _status(home: Path, run_id: str, store: str | None = None):  # noqa: ANN202 - RunRow
+def _status(home: Path, run_id: str, store: str | None = None):  # -> RunRow
     from state.store import Store
 
     return Store.from_url(store or f"sqlite:///{(home / 'investigator.db').resolve()}").run(run_id)
@@ -128,7 +128,7 @@ def test_a_source_that_breaks_mid_run_is_a_failed_read_and_the_run_stops_source_
 
 # --- metric values at the edges ------------------------------------------------------------------
 
-def _edit_series(case_dir: Path, name: str, value) -> None:  # noqa: ANN001 - (ts, value) -> new value or None (a gap)
+def _edit_series(case_dir: Path, name: str, value) -> None:  # value(ts, v) -> new value, or None for a gap
     path = case_dir / "sources" / "metrics" / f"{name}.csv"
     lines = path.read_text().splitlines()
     out = [lines[0]]
@@ -168,7 +168,7 @@ def test_a_zero_baseline_gives_no_ratio_and_the_threshold_floor_decides():
     from state.profile import AnomalyParams
     from tools.signals import Range, series_verdict
 
-    t0 = datetime(2026, 4, 29, 9, 30, tzinfo=timezone.utc)
+    t0 = datetime(2026, 4, 29, 9, 30, tzinfo=UTC)
     rng = Range(t0, t0 + timedelta(minutes=55), t0 + timedelta(minutes=80))
     flat = [(t0 + timedelta(minutes=i), 0.0) for i in range(80)]
     v = series_verdict(flat, rng, AnomalyParams())
@@ -201,7 +201,7 @@ class ExplodingPlanner(DeterministicPlanner):
     def __init__(self, at: int = 3, every: bool = False) -> None:
         self.at, self.every, self.calls = at, every, 0
 
-    def next_gap(self, case, decisions, k, t, done):  # noqa: ANN001, ANN201
+    def next_gap(self, case, decisions, k, t, done):
         self.calls += 1
         if self.calls == self.at or (self.every and self.calls >= self.at):
             raise RuntimeError(f"cannot plan around {CANARY}")
@@ -245,7 +245,7 @@ def test_a_run_that_fails_three_times_in_a_row_is_quarantined_and_work_leaves_it
 
 
 def _work_queue_with_a_run_that_keeps_failing(tmp_path: Path, index_root: Path, store: str | None,
-                                              make_investigator) -> None:  # noqa: ANN001
+                                              make_investigator) -> None:
     """Crashed runs, one of which can no longer load its case. `work --once` finishes the others,
     records the failure, and after three failed attempts in a row sets the broken one aside."""
     home = tmp_path / "home"
@@ -304,10 +304,10 @@ def test_work_takes_over_a_run_whose_local_worker_died_at_once(tmp_path, index_r
     assert crashed.returncode == -signal.SIGKILL
     held = _status(home, "run_0429_017")
     assert held.status == "running" and held.lease_until is not None
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     work = _cli(home, "work", "--once", index_root=index_root)  # the lease (60 s) has not run out
     assert work.returncode == 0 and "finished 1 run(s): run_0429_017" in work.stdout, work.stderr
-    assert (datetime.now(timezone.utc) - started).total_seconds() < 60
+    assert (datetime.now(UTC) - started).total_seconds() < 60
     assert _status(home, "run_0429_017").status == "stopped"
 
 
@@ -398,7 +398,7 @@ def test_an_operator_mistake_is_one_line_and_a_documented_exit_code(tmp_path, mi
     if "--home" not in args and "INVESTIGATOR_HOME" not in env:
         args = ["--home", str(tmp_path / "home"), *args]
     proc = subprocess.run([sys.executable, "-m", "investigator.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=full, timeout=300)
+                          cwd=ROOT, env=full, timeout=300, check=False)
     assert proc.returncode == code, proc.stderr
     assert says in _one_error_line(proc)
 
