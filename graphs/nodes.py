@@ -155,7 +155,13 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
         key = stable_id(round_, hit.chunk_id)
         result = deps.reader.read(hit.source_id)
         rec, doc = result.record, result.doc
-        where = anchor(doc, hit, deps.chunk_text(hit.chunk_id)) if doc is not None and rec.outcome == "ok" else None
+        where = None
+        if doc is not None and rec.outcome == "ok":
+            indexed = deps.chunk_text(hit.chunk_id)
+            try:
+                where = anchor(doc, hit, indexed)
+            except Exception as exc:  # noqa: BLE001 - text the span search breaks on: a failed read, named
+                rec = rec.model_copy(update={"outcome": "failed", "detail": f"could not locate the span ({type(exc).__name__})"})
         if rec.outcome == "ok" and where is None:
             rec = rec.model_copy(update={"outcome": "not_found", "detail": "span no longer in the source (stale citation)"})
         facts, cite = [], None

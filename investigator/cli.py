@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Work
     """
     from investigator.config import Settings
 
-    settings = Settings.from_env(args.home, args.store)
+    settings = Settings.from_env(args.home, args.store)  # a bad option or value fails before the heavy imports
     if getattr(args, "store_only", False):
         from investigator.workspace import Workspace
 
@@ -271,10 +272,12 @@ def cmd_work(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     rows = _inv(args).store.runs()
-    print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} {'updated':<19} held by")
+    print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} {'updated':<19} held by / last error")
     for r in rows:
+        why = f"{r.owner or '-'}" + (f"  {r.error} (attempts {r.attempts or 0})"
+                                      if r.error and r.status in ("failed", "quarantined", "interrupted") else "")
         print(f"{r.run_id:<24} {r.status:<20} {r.stop_kind or '-':<18} {r.case_id:<22} {r.retrieval:<6} "
-              f"{r.updated_at:%Y-%m-%d %H:%M:%S} {r.owner or '-'}")
+              f"{r.updated_at:%Y-%m-%d %H:%M:%S} {why}")
     return 0
 
 
@@ -437,17 +440,59 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool cut off by `| head`
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    from state.errors import Interrupted
+
+    raise Interrupted("terminated", signum)
+
+
+def _error(text: str) -> None:
     try:
+        print(f"error: {text}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. Every failure is one line on stderr and an exit code (README, Exit codes);
+    INVESTIGATOR_TRACEBACK=1 shows the traceback of an unexpected one."""
+    args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        from investigator.config import check_environment
+
+        check_environment()
         if getattr(args, "run_id", None) is not None:  # run ids become folder names: names, never paths
             from state import checked_name
 
             checked_name(args.run_id, "--run-id" if args.command == "run" else "RUN_ID")
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, so a reader that went away is seen by the handler below
+        return code
     except InvestigatorError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from investigator.failures import describe
+
+        _error(describe(exc))
         return exc.exit_code
+    except KeyboardInterrupt as exc:
+        _error(str(exc) if str(exc) else "interrupted")
+        return 128 + getattr(exc, "signum", signal.SIGINT)
+    except BrokenPipeError:
+        # the reader went away (`investigator runs | head -1`): stop quietly, and keep Python
+        # from complaining when it flushes stdout on the way out
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except Exception as exc:
+        if os.environ.get("INVESTIGATOR_TRACEBACK"):
+            raise
+        from investigator.failures import describe, store_error
+
+        _error(describe(exc) + " (INVESTIGATOR_TRACEBACK=1 shows the traceback)")
+        return 4 if store_error(exc) else 5
 
 
 if __name__ == "__main__":

@@ -5,13 +5,14 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import signal
 import socket
 import sys
 import time
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,15 @@ from graphs.resume import recheck
 from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
+from investigator.failures import describe, store_error
 from investigator.report import Report, write_report
 from investigator.workspace import Workspace, _tombstones
 from state import Frozen, checked_name, content_hash
 from state.case import Case, load_case
 from state.claims import StopReason
-from state.errors import ConfigError, RunStateError
+from state.errors import (
+    ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
+)
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
 from state.store import Grant, RunRow
@@ -48,7 +52,10 @@ RETRIEVAL_TOOLS = ("basic", "graph")
 
 
 def _stderr(msg: str) -> None:
-    print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+    try:
+        print(f"[investigator] {msg}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed or a broken pipe: progress is not worth a failed run
+        pass
 
 
 def _who() -> str:
@@ -292,8 +299,8 @@ class Investigator(Workspace):
 
     def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:
         """Validate, index if needed, and run a new investigation to a stop reason."""
-        case, case_dir, run, tool, docs = self._open_run(case_dir, retrieval, run_id)
-        return self._drive(case, case_dir, run, tool, docs, fresh=True)
+        case, _case_dir, run, tool, docs = self._open_run(case_dir, retrieval, run_id)
+        return self._drive(run, fresh=True, loaded=(case, docs, tool))
 
     def _open_run(self, case_dir: Path, retrieval: str, run_id: str | None,
                   ) -> tuple[Case, Path, RunRow, RetrievalTool, list[SourceDoc]]:
@@ -304,15 +311,17 @@ class Investigator(Workspace):
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
-        tool = self._prepare(case, case_dir, docs, retrieval)
-        run_id = run_id or self._new_run_id(case.default_run_id)
+        run_id = run_id or self._new_run_id(case.default_run_id)  # the store is checked before any index work
         if self.store.has_run(run_id):
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
+        tool = self._prepare(case, case_dir, docs, retrieval)
         access = AccessPolicy(case_dir, case.principal, deleted=_tombstones(self.index_path(case, case_dir))).current()
-        run = self.store.create_run(RunRow(
+        run = self.store.create_run(RunRow(  # held from the start: no worker picks it up before we drive it
             run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
             principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
-            watermark=access.watermark, planner=planner_kind(self.planner),
+            watermark=access.watermark, owner=self.worker_id,
+            lease_until=datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds),
+            planner=planner_kind(self.planner),
             planner_json=json.dumps(planner_settings(self.planner)) if planner_kind(self.planner) != "deterministic" else None))
         for ie in case.initial_evidence:
             self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
@@ -328,14 +337,13 @@ class Investigator(Workspace):
         """Continue a run from its last checkpoint after re-reading the current permissions.
 
         A run paused `awaiting_permission` continues only when something it waits for became
-        readable (a grant, or the manifest); otherwise RunStateError, and nothing is spent."""
+        readable (a grant, or the manifest); otherwise RunStateError, and nothing is spent
+        (also a `failed`, `interrupted` or `quarantined` one: asking for it is trying it again)."""
         run = self.store.run(run_id)
-        case_dir = Path(run.case_dir)
-        case, docs = self._load(case_dir)
         if run.status == "awaiting_permission":
-            self._still_paused(case, case_dir, run)
-        tool = self._prepare(case, case_dir, docs, run.retrieval)
-        return self._drive(case, case_dir, run, tool, docs, fresh=False)
+            case_dir = Path(run.case_dir)
+            self._still_paused(load_case(case_dir), case_dir, run)
+        return self._drive(run, fresh=False)
 
     def _prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc], retrieval: str) -> RetrievalTool:
         """Fresh indexes and the tool, from sources parsed once."""
@@ -343,21 +351,99 @@ class Investigator(Workspace):
         extractor = EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile)
         return self.retrieval(retrieval, case, case_dir, docs, extractor)
 
-    def _drive(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool, docs: list[SourceDoc],
-               *, fresh: bool) -> RunResult:
-        t0 = time.perf_counter()
+    def _drive(self, run: RunRow, *, fresh: bool, asked: bool = True,
+               loaded: tuple[Case, list[SourceDoc], RetrievalTool] | None = None,
+               setup: Callable[[], None] | None = None) -> RunResult:
+        """Hold the run and drive it to a stop (see `_driving` for what an early stop leaves)."""
+        with self._driving(run, asked=asked):
+            case_dir = Path(run.case_dir)
+            if loaded is None:
+                case, docs = self._load(case_dir)
+                tool = self._prepare(case, case_dir, docs, run.retrieval)
+            else:
+                case, docs, tool = loaded
+            if setup is not None:
+                setup()
+            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=time.perf_counter())
+
+    @contextmanager
+    def _driving(self, run: RunRow, *, asked: bool = True) -> Iterator[None]:
+        """Hold the run while the body drives it; whatever stops the body early is written on the run:
+        an error → `failed` (with the error, one more attempt; `quarantined` after `max_attempts` in a
+        row), Ctrl-C/SIGTERM → `interrupted`; either way `resume` continues from the last checkpoint.
+        The lease is released in every case (a generator closed early included)."""
+        self._hold(run, asked=asked)
+        try:
+            yield
+        except KeyboardInterrupt as exc:
+            self._interrupted(run.run_id, exc)
+            raise  # not reached: _interrupted raises
+        except Exception as exc:
+            self._failed(run.run_id, exc)
+            raise
+        finally:
+            release_readers()
+            try:
+                self.store.release(run.run_id, self.worker_id)
+            except Exception as exc:  # noqa: BLE001 - the store is gone; the lease runs out by itself
+                self.progress(f"run {run.run_id}: could not release it ({describe(exc)}); "
+                              f"its lease ends in {self.settings.lease_seconds:g} s")
+
+    def _hold(self, run: RunRow, *, asked: bool = True) -> None:
+        """Take the run's lease (or take it over from a dead worker on this host); a driver that
+        vanished mid-run counts as a failed attempt, so a run that kills its worker is set aside too."""
         ttl = timedelta(seconds=self.settings.lease_seconds)
-        if not self.store.acquire(run.run_id, self.worker_id, ttl):
+        before = self.store.run(run.run_id)
+        if self.store.acquire(run.run_id, self.worker_id, ttl):
+            vanished = before.owner if before.owner not in (None, self.worker_id) else None
+        else:
             held = self.store.run(run.run_id)
             if not (held.owner and _dead_local_worker(held.owner)
                     and self.store.take_over(run.run_id, held.owner, self.worker_id, ttl)):
                 raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
-            self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
+            vanished = held.owner
+        if vanished and before.status == "running":
+            row = self.store.record_failure(run.run_id, self.worker_id,
+                                            f"the worker {vanished} stopped while driving it (killed or lost)",
+                                            self.settings.max_attempts)
+            self.progress(f"run {run.run_id}: taken over from {vanished}, which stopped while driving it"
+                          + (f" (attempt {row.attempts} of {self.settings.max_attempts})" if row else ""))
+            if row is not None and row.status == "quarantined" and not asked:
+                self.store.release(run.run_id, self.worker_id)
+                raise RunStateError(f"run {run.run_id!r} set aside (quarantined) after {row.attempts} failed "
+                                    f"attempts: {row.error}; `investigator resume {run.run_id}` tries it again")
+
+    def _failed(self, run_id: str, exc: Exception) -> None:
+        """Record an error that stopped a drive; re-raise it as one clear line (RunFailed for a foreign one)."""
+        line = describe(exc)
         try:
-            return self._drive_held(case, case_dir, run, tool, docs, fresh=fresh, t0=t0)
-        finally:
-            release_readers()
-            self.store.release(run.run_id, self.worker_id)
+            row = self.store.record_failure(run_id, self.worker_id, line, self.settings.max_attempts)
+        except Exception:  # noqa: BLE001 - the store itself failed: nothing more can be written
+            row = None
+        if row is None:  # the lease was lost to another worker (theirs now), or the store is unreachable
+            if isinstance(exc, InvestigatorError):
+                return
+            if store_error(exc):
+                raise StoreUnavailable(f"run {run_id!r}: the store stopped answering ({line}); the run stays held "
+                                       f"until its lease ends, then `resume` or a worker continues it") from exc
+            raise RunFailed(f"run {run_id!r} stopped: {line}") from exc
+        where = (f"recorded as {row.status} (attempt {row.attempts} of {self.settings.max_attempts}"
+                 + ("; `work` sets it aside" if row.status == "quarantined" else "")
+                 + f"); `investigator resume {run_id}` retries it")
+        if isinstance(exc, InvestigatorError):
+            exc.add_note(f"— run {run_id!r} {where}")
+            return
+        raise RunFailed(f"run {run_id!r} failed: {line}; {where}") from exc
+
+    def _interrupted(self, run_id: str, exc: KeyboardInterrupt) -> None:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        try:
+            self.store.record_interrupt(run_id, self.worker_id, f"interrupted by {name}")
+        except Exception as err:  # noqa: BLE001 - the lease runs out by itself
+            self.progress(f"run {run_id}: could not record the interrupt ({describe(err)})")
+        raise Interrupted(f"run {run_id!r} interrupted ({name}); `investigator resume {run_id}` continues it "
+                          f"from its last checkpoint", signum) from exc
 
     def _drive_held(self, case: Case, case_dir: Path, run: RunRow, tool: RetrievalTool,
                     docs: list[SourceDoc], *, fresh: bool, t0: float) -> RunResult:
@@ -380,11 +466,12 @@ class Investigator(Workspace):
                 elif check.changed:
                     start = {"stop": None, "gap": None}  # finished, but the re-check reopened claims
                 else:
-                    self.store.update_run(run.run_id, status="stopped")
+                    self.store.update_run(run.run_id, status="stopped", attempts=0, error=None)
                     return RunResult(run_id=run.run_id, report=self.report(run.run_id),
                                      seconds=round(time.perf_counter() - t0, 3))
             self.store.update_run(run.run_id, status="running")
             app.invoke(start, cfg, durability="sync")
+        self.store.update_run(run.run_id, attempts=0, error=None)  # a clean drive: the failures in a row end
         return RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
 
     def stream(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None,
@@ -398,29 +485,15 @@ class Investigator(Workspace):
         the run; it stays resumable from its last checkpoint."""
         case, case_dir, run, tool, docs = self._open_run(case_dir, retrieval, run_id)
         t0 = time.perf_counter()
-        self._hold(run)
-        try:
+        with self._driving(run):  # an error is recorded (failed), Ctrl-C leaves it interrupted, the lease released
             deps = self._deps(case, case_dir, run, tool, docs)
             with open_checkpointer(self.settings) as saver:
                 app = build_graph(deps, saver)
                 self.store.update_run(run.run_id, status="running")
                 yield from app.stream({"round": 0}, self._loop_config(case, run), stream_mode=stream_mode,
                                       durability="sync")
-        finally:
-            release_readers()
-            self.store.release(run.run_id, self.worker_id)
+            self.store.update_run(run.run_id, attempts=0, error=None)  # a clean drive: the failures in a row end
         yield RunResult(run_id=run.run_id, report=self.report(run.run_id), seconds=round(time.perf_counter() - t0, 3))
-
-    def _hold(self, run: RunRow) -> None:
-        """Take the run's lease (or take it over from a dead local worker); RunStateError otherwise."""
-        ttl = timedelta(seconds=self.settings.lease_seconds)
-        if self.store.acquire(run.run_id, self.worker_id, ttl):
-            return
-        held = self.store.run(run.run_id)
-        if not (held.owner and _dead_local_worker(held.owner)
-                and self.store.take_over(run.run_id, held.owner, self.worker_id, ttl)):
-            raise RunStateError(f"run {run.run_id!r} is held by {held.owner} until {held.lease_until}")
-        self.progress(f"run {run.run_id}: taken over from {held.owner}, which is no longer running")
 
     @staticmethod
     def _loop_config(case: Case, run: RunRow) -> dict[str, Any]:
@@ -428,16 +501,23 @@ class Investigator(Workspace):
         return {"configurable": {"thread_id": run.run_id}, "recursion_limit": case.budgets.rounds * 6 + 20}
 
     def work(self, *, once: bool = False, poll: float = 2.0, stop_after: float | None = None) -> list[str]:
-        """Drive runs nobody holds (new, crashed, or whose worker died) until none is left."""
+        """Drive runs nobody holds (new, crashed, interrupted, failed, or whose worker died) until none
+        is left. A run that fails is recorded and skipped (the others go on); after `max_attempts`
+        failures in a row it is quarantined and no longer picked up."""
         done: list[str] = []
         started = time.monotonic()
         while True:
-            for run_id in self.store.claimable():
+            # free, expired, or held by a worker on this host that is gone (taken over at once)
+            for run_id in self.store.claimable(_dead_local_worker):
                 try:
-                    self.resume(run_id)
+                    self._drive(self.store.run(run_id), fresh=False, asked=False)
                     done.append(run_id)
-                except RunStateError as exc:  # taken by another worker meanwhile, or nothing to do
+                except RunStateError as exc:  # taken by another worker meanwhile, set aside, or nothing to do
                     self.progress(str(exc))
+                except Exception as exc:  # recorded on the run; the queue moves on
+                    if isinstance(exc, StoreUnavailable) or store_error(exc):
+                        raise  # the store itself is gone: no run can be driven
+                    self.progress(describe(exc))
             if once or (stop_after is not None and time.monotonic() - started > stop_after):
                 return done
             time.sleep(poll)

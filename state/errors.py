@@ -8,7 +8,11 @@
     │   ├── SourceNotFound        the source or span is gone: never retried
     │   └── SourceUnavailable     a transient fault: retried (bounded), then recorded as `failed`
     ├── RunNotFound / RunStateError   the run id is unknown / the run cannot do what was asked
+    ├── StoreUnavailable          the store cannot be opened or reached
+    ├── RunFailed                 a run stopped on an unexpected error (recorded, resumable)
     └── IndexMissing              an index is missing or was built for other sources
+
+Interrupted (a KeyboardInterrupt) is raised when Ctrl-C or SIGTERM stops a run.
 
 A budget stop is not an error: it is a stop reason on the run.
 """
@@ -66,3 +70,27 @@ class IndexMissing(InvestigatorError):
     """The retrieval index for a case has not been built or is stale."""
 
     exit_code = 2
+
+
+class StoreUnavailable(InvestigatorError):
+    """The store cannot be opened or reached (a missing database, a server that does not answer)."""
+
+    exit_code = 4
+
+
+class RunFailed(InvestigatorError):
+    """A run stopped on an unexpected error: recorded as `failed` (or `quarantined`), resumable."""
+
+    exit_code = 5
+
+
+class Interrupted(KeyboardInterrupt):
+    """The process was asked to stop (Ctrl-C, SIGTERM); a run it drove is left `interrupted`."""
+
+    def __init__(self, message: str = "interrupted", signum: int = 2) -> None:
+        self.signum = signum
+        super().__init__(message)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

@@ -8,21 +8,22 @@ re-running a step after a crash adds nothing twice.
 from __future__ import annotations
 
 import json
-
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, inspect, or_, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy import case, event, func, inspect, or_, update
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from state._base import Frozen
 from state.claims import ClaimDecision, StopReason
-from state.errors import ConfigError, RunNotFound
+from state.errors import ConfigError, RunNotFound, StoreUnavailable
 from state.evidence import BridgeOccurrence, Evidence, ReadRecord
 from state.steps import STEP, Logged, Step
 
@@ -39,7 +40,9 @@ class RunRow(SQLModel, table=True):
     retrieval: str
     principal_id: str
     status: str = "running"
-    """running | stopped | awaiting_permission"""
+    """running | stopped | awaiting_permission | interrupted (Ctrl-C, SIGTERM) | failed (an
+    unexpected error; `error` says which) | quarantined (failed `max_attempts` times in a row:
+    `work` sets it aside, `resume` still tries it)"""
     stop_kind: str | None = None
     stop_json: str | None = None
     rounds_limit: int
@@ -56,6 +59,10 @@ class RunRow(SQLModel, table=True):
     """Who picked the actions: `deterministic` (also when None) or `llm`; a resume rebuilds the same."""
     planner_json: str | None = None
     """The LLM planner's endpoint, model, token budget and timeout as JSON (never an API key)."""
+    error: str | None = None
+    """The last error that stopped a drive of the run (one line, never source text)."""
+    attempts: int | None = 0
+    """Drives in a row that ended in an error or whose worker vanished (reset by a clean drive)."""
     created_at: datetime = Field(default_factory=_now)
     updated_at: datetime = Field(default_factory=_now)
 
@@ -139,10 +146,33 @@ class BridgeRow(SQLModel, table=True):
     payload: str
 
 
+DRIVABLE = ("running", "failed", "interrupted")
+"""Statuses of runs a worker may pick up (when nobody holds them)."""
+
+
+def shown_url(url: str) -> str:
+    """A store URL as it may be printed (no password)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return re.sub(r"(?<=[/:])([^/@:]*):[^/@]*@", r"\1:***@", url)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a `sqlite:///…` URL (None for in-memory or another kind of store)."""
+    if not url.startswith("sqlite"):
+        return None
+    db = make_url(url).database
+    return Path(db) if db and db != ":memory:" else None
+
+
 def make_engine(url: str) -> Engine:
     """An engine for a store URL (`sqlite:///path.db` or `postgresql+psycopg://…`)."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30})
+        try:
+            engine = create_engine(url, connect_args={"timeout": 30})
+        except ArgumentError as exc:
+            raise ConfigError(f"store URL {shown_url(url)!r}: expected sqlite:///path/to/file.db ({exc})") from None
 
         @event.listens_for(engine, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:
@@ -153,24 +183,77 @@ def make_engine(url: str) -> Engine:
 
         return engine
     if url.startswith("postgresql"):
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (ArgumentError, ValueError) as exc:
+            raise ConfigError(f"store URL {shown_url(url)!r}: expected postgresql+psycopg://user@host:port/database "
+                              f"({type(exc).__name__})") from None
     raise ConfigError(f"store URL {url!r}: expected sqlite:///… or postgresql+psycopg://…")
 
 
-class Store:
-    """Reads and writes one investigation store. The engine is passed in."""
+def _unreachable(exc: DBAPIError) -> bool:
+    """A store that cannot be opened at all (no server, no database, not a database file): no retry helps."""
+    text = str(exc.orig).lower()
+    return exc.connection_invalidated or any(w in text for w in (
+        "connection", "does not exist", "unable to open", "not a database", "authentication"))
 
-    def __init__(self, engine: Engine) -> None:
+
+class Store:
+    """Reads and writes one investigation store. The engine is passed in.
+
+    A SQLite store whose file does not exist yet is created (with its folder) by the first
+    write, never by a look-up: asking for an unknown run leaves nothing behind."""
+
+    def __init__(self, engine: Engine, path: Path | None = None) -> None:
         self.engine = engine
+        self.path = path
+        self._ready = False
+        if path is not None and not path.exists():
+            self._check_folder()
+        else:
+            self._prepare()
+
+    def _check_folder(self) -> None:
+        """A SQLite file that is still to be created must have a folder it can be created in."""
+        assert self.path is not None
+        for parent in self.path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ConfigError(f"store {shown_url(str(self.engine.url))}: cannot create the folder "
+                                      f"{self.path.parent} ({parent} is a file)")
+                return
+
+    def _prepare(self) -> None:
+        """Create the tables (and a SQLite file's folder) once; a store that cannot be opened is one clear error."""
+        if self._ready:
+            return
+        where = shown_url(str(self.engine.url))
+        if self.path is not None:
+            if self.path.is_dir():
+                raise ConfigError(f"store {where}: expected a database file, found a folder")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"store {where}: cannot create the folder {self.path.parent} "
+                                  f"({exc.strerror or type(exc).__name__})") from None
         for attempt in range(10):  # two first runs on a fresh store create its tables at once:
             try:  # the one that finds a table made meanwhile checks again
-                SQLModel.metadata.create_all(engine)
+                SQLModel.metadata.create_all(self.engine)
+                self._add_missing_columns()
                 break
-            except DatabaseError:
-                if attempt == 9:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
-        self._add_missing_columns()
+            except DBAPIError as exc:
+                if attempt < 9 and not _unreachable(exc):
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                detail = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+                if self.path is not None:
+                    raise ConfigError(f"store {where}: cannot open it as a SQLite database ({detail})") from None
+                raise StoreUnavailable(f"store {where}: {detail}") from None
+        self._ready = True
+
+    def _absent(self) -> bool:
+        """A SQLite store not created yet: look-ups find nothing and create nothing."""
+        return not self._ready and self.path is not None and not self.path.exists()
 
     def _add_missing_columns(self) -> None:
         """Columns added to a table after a store was created are added to it (nullable, no data)."""
@@ -187,10 +270,11 @@ class Store:
 
     @classmethod
     def from_url(cls, url: str) -> "Store":
-        return cls(make_engine(url))
+        return cls(make_engine(url), sqlite_path(url))
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
+        self._prepare()
         with Session(self.engine, expire_on_commit=False) as session:
             yield session
             session.commit()
@@ -205,6 +289,8 @@ class Store:
         return row
 
     def run(self, run_id: str) -> RunRow:
+        if self._absent():
+            raise RunNotFound(f"no run {run_id!r} in the store (the store {self.path} does not exist)")
         with self._session() as s:
             row = s.get(RunRow, run_id)
         if row is None:
@@ -212,10 +298,14 @@ class Store:
         return row
 
     def has_run(self, run_id: str) -> bool:
+        if self._absent():
+            return False
         with self._session() as s:
             return s.get(RunRow, run_id) is not None
 
     def runs(self) -> list[RunRow]:
+        if self._absent():
+            return []
         with self._session() as s:
             return list(s.exec(select(RunRow).order_by(col(RunRow.updated_at).desc())))
 
@@ -234,6 +324,7 @@ class Store:
     def acquire(self, run_id: str, owner: str, ttl: timedelta) -> bool:
         """Take the run if it is free, expired or already ours (one atomic UPDATE)."""
         now = _now()
+        self._prepare()
         with self.engine.begin() as conn:
             res = conn.execute(
                 update(RunRow).where(col(RunRow.run_id) == run_id)
@@ -261,14 +352,38 @@ class Store:
             conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner)
                          .values(owner=None, lease_until=None))
 
-    def claimable(self) -> list[str]:
-        """Runs still to drive (running or crashed) whose lease is free or expired, oldest first."""
+    def claimable(self, gone: Callable[[str], bool] = lambda _owner: False) -> list[str]:
+        """Runs still to drive (running, crashed, interrupted or failed, never quarantined) that nobody
+        holds: the lease is free or expired, or `gone(owner)` says its holder is known to be dead.
+        Oldest first."""
+        if self._absent():
+            return []
         now = _now()
+        free = or_(col(RunRow.owner).is_(None), col(RunRow.lease_until) < now)
         with self._session() as s:
-            rows = s.exec(select(RunRow.run_id).where(RunRow.status == "running")
-                          .where(or_(col(RunRow.owner).is_(None), col(RunRow.lease_until) < now))
+            rows = s.exec(select(RunRow.run_id, RunRow.owner, free).where(col(RunRow.status).in_(DRIVABLE))
                           .order_by(col(RunRow.created_at))).all()
-        return list(rows)
+        return [run_id for run_id, owner, is_free in rows if is_free or (owner is not None and gone(owner))]
+
+    def record_failure(self, run_id: str, owner: str, error: str, max_attempts: int) -> RunRow | None:
+        """A drive held by `owner` ended in `error`: one more failed attempt; `failed`, or `quarantined`
+        once `max_attempts` drives in a row failed. A finished (`stopped`) run keeps its status.
+        None when `owner` no longer holds the run (another worker took it over: it is theirs)."""
+        attempts = func.coalesce(RunRow.attempts, 0) + 1
+        with self.engine.begin() as conn:
+            res = conn.execute(
+                update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner, col(RunRow.status) != "stopped")
+                .values(attempts=attempts, error=error[:500], updated_at=_now(),
+                        status=case((attempts >= max_attempts, "quarantined"), else_="failed")))
+        return self.run(run_id) if res.rowcount == 1 else None
+
+    def record_interrupt(self, run_id: str, owner: str, note: str) -> bool:
+        """A drive held by `owner` was interrupted mid-run: `interrupted`, resumable (not an attempt)."""
+        with self.engine.begin() as conn:
+            res = conn.execute(
+                update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner, col(RunRow.status) == "running")
+                .values(status="interrupted", error=note[:500], updated_at=_now()))
+        return res.rowcount == 1
 
     def set_stop(self, run_id: str, stop: StopReason | None, status: str) -> None:
         self.update_run(

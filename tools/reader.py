@@ -1,8 +1,10 @@
 """The read tool: read back the exact span of the current source version, at read time.
 
 Permission is checked again when reading (access may have changed since the search).
-Outcomes are distinct: `ok`, `denied` (never retried), `not_found`, `failed` (a transient
-fault retried with bounded exponential back-off, then given up).
+Outcomes are distinct: `ok`, `denied` (never retried), `not_found` (no longer in the
+manifest), `failed` (retried with bounded exponential back-off, then given up). Whatever
+goes wrong reading a listed source — a transient fault, a file that is gone, unreadable,
+a folder, not UTF-8, or text its parser breaks on — is `failed`, never an exception.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from state import Frozen
-from state.errors import CaseError, SourceDenied, SourceNotFound, SourceUnavailable
+from state.errors import CaseError, SourceDenied, SourceError, SourceNotFound, SourceUnavailable
 from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot
 from tools.corpus import ParseContext, SourceDoc, load_manifest, load_source
@@ -32,7 +34,8 @@ class ReadResult(Frozen):
 
 
 FaultHook = Callable[[str], None]
-"""Called before each attempt with the source id; raises SourceUnavailable to inject a fault."""
+"""Called before each attempt with the source id; raises to inject a
+fault (SourceUnavailable, OSError, ...) or changes the file under the reader."""
 
 
 class Reader:
@@ -45,25 +48,31 @@ class Reader:
         self.ctx = ctx
 
     def _fetch(self, source_id: str, access: AccessSnapshot) -> SourceDoc:
-        if self.fault is not None:
-            self.fault(source_id)
-        manifest = load_manifest(self.case_dir)
-        entry = next((s for s in manifest.sources if s.id == source_id), None)
-        if entry is None:
-            raise SourceNotFound(source_id, "not in the manifest")
-        if access.is_deleted(source_id):
-            raise SourceNotFound(source_id, "deleted (tombstone)")
-        if not access.can_read(source_id):
-            raise SourceDenied(source_id, "the principal shares no group with the source")
         try:
+            if self.fault is not None:
+                self.fault(source_id)
+            manifest = load_manifest(self.case_dir)
+            entry = next((s for s in manifest.sources if s.id == source_id), None)
+            if entry is None:
+                raise SourceNotFound(source_id, "not in the manifest")
+            if access.is_deleted(source_id):
+                raise SourceNotFound(source_id, "deleted (tombstone)")
+            if not access.can_read(source_id):
+                raise SourceDenied(source_id, "the principal shares no group with the source")
             return load_source(self.case_dir, entry, self.ctx)
+        except SourceError:
+            raise
         except CaseError as exc:
             if exc.field == "path" and "to exist" in exc.expected:
-                raise SourceNotFound(source_id, "the file is gone") from None
+                # listed in the manifest but gone (deleted, rotated away): a failed read, retried
+                raise SourceUnavailable(source_id, "the file is gone") from None
             # a source that no longer parses (or reads) is a failed read, named by field, never quoted
             raise SourceUnavailable(source_id, f"{exc.field}: {exc.expected}") from None
         except OSError as exc:
-            raise SourceUnavailable(source_id, type(exc).__name__) from None
+            raise SourceUnavailable(source_id, f"{type(exc).__name__} ({exc.strerror})" if exc.strerror
+                                    else type(exc).__name__) from None
+        except Exception as exc:  # noqa: BLE001 - a parser that breaks on this text: the read failed, named by type
+            raise SourceUnavailable(source_id, f"could not be parsed ({type(exc).__name__})") from None
 
     def read(self, source_id: str) -> ReadResult:
         """Read the current version of a source with the current access (the caller picks the span)."""
