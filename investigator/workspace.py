@@ -52,8 +52,7 @@ class Workspace:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            self.settings.workspace.mkdir(parents=True, exist_ok=True)
+        if self._store is None:  # a SQLite file (and the workspace) appears with the first write, not a look-up
             self._store = Store.from_url(self.settings.resolved_store_url)
         return self._store
 
