@@ -400,6 +400,32 @@ def _ev_line(ev: EvidenceView) -> str:
     return f"- `{ev.id}` {where}{label}{extra}{warn}\n  > {_quote(span.quote) if span else ''}{facts}"
 
 
+def _causal(r: Report) -> ClaimView | None:
+    """The claim that names (or fails to name) the root cause: the one with a root cause, else
+    the first causal-chain claim."""
+    return next((c for c in r.claims if c.root_cause is not None), None) or next(
+        (c for c in r.claims if c.kind == "causal_chain"), None)
+
+
+def answer(r: Report) -> dict[str, Any]:
+    """The report's answer in one line, for the top of every rendering: the root cause with its
+    verdict and anomalous path, or why there is none (the verdict and the first missing observation)."""
+    c = _causal(r)
+    if c is not None and c.root_cause is not None:
+        rc = c.root_cause
+        what = (f"{rc.entity} — {rc.kind}" + (f" {rc.change}" if rc.change else "")
+                + (f", changed element {rc.element}" if rc.element else "") + (f" → {rc.refined}" if rc.refined else ""))
+        bridge = [c.path[0].source, *[h.target for h in c.path]] if c.path else []
+        parts = ([f"anomalous path {' → '.join(rc.path)}"] if len(rc.path) > 1 else []) + (
+            [f"bridge path {' → '.join(bridge)}"] if bridge else [])
+        return {"verdict": c.verdict, "claim": c.id, "line": f"Root cause ({c.verdict}): {what}",
+                "path": "; ".join(parts) or " → ".join(rc.path)}
+    if c is None:
+        return {"verdict": "", "claim": "", "line": "No causal claim was asked", "path": ""}
+    why = c.missing[0] if c.missing else (stop_words(r) if r.stop else r.status)
+    return {"verdict": c.verdict, "claim": c.id, "line": f"No root cause established ({c.verdict}): {why}", "path": ""}
+
+
 def stop_words(r: Report) -> str:
     """The stop reason in one line; a permission stop names who can grant."""
     if r.stop is None:
@@ -438,7 +464,9 @@ def signal_words(sig: SignalFact) -> str:
 
 def render_markdown(r: Report) -> str:
     ev = {e.id: e for e in r.evidence}
+    a = answer(r)
     lines = [f"# Investigation {r.run_id}: {r.case_id}", "", f"{r.title}".strip(), "",
+             f"**{a['line']}**" + (f"  \n{a['path']}" if a["path"] else ""), "",
              f"- **Alert**: {r.alert}", f"- **Question**: {r.question}", f"- **Subject**: {r.subject}",
              f"- **Window**: {r.window}", f"- **Principal**: {r.principal}", f"- **Retrieval**: {r.retrieval}",
              f"- **Status**: {r.status}",

@@ -1,4 +1,7 @@
-"""The report as one self-contained HTML page: claims, evidence, the bridge path drawn.
+"""The report as one self-contained HTML page that answers first: the root cause (or why there
+is none) with its anomalous path, the stop reason and a verdict table sit at the top, above the
+fold of a laptop screen; the alert's details, each claim's evidence, the bridge path drawn,
+permissions, the planner and the timeline follow.
 
 Rendered by jinja2 with autoescape on: every value (ids, quotes, titles, notes, timeline
 summaries) is escaped by the template engine, so text from a case or a source can never
@@ -13,23 +16,38 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from investigator.report import Report, signal_words, stop_words
+from investigator.report import Report, answer, signal_words, stop_words
 from state.claims import Hop
 
 CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
        ".v-confirmed{color:#17703a}.v-refuted{color:#a12b2b}.v-inferred{color:#9a6700}.v-insufficient{color:#555}"
        "blockquote{margin:.3em 0 .8em 1em;padding-left:.8em;border-left:3px solid #ccc;font-size:.9em;white-space:pre-wrap}"
        "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}"
-       ".label{background:#fff3cd;padding:0 4px;border-radius:3px}.warn{color:#a12b2b}")
+       ".label{background:#fff3cd;padding:0 4px;border-radius:3px}.warn{color:#a12b2b}"
+       "h1{font-size:1.4em;margin:.2em 0}.sub{color:#555;margin:.2em 0 .8em}"
+       ".answer{border:2px solid #3a6ea5;border-radius:8px;padding:.6em 1em;margin:.6em 0 1em;background:#f6f9fd}"
+       ".answer .line{font-size:1.2em;font-weight:600}.answer .path{font-family:ui-monospace,monospace;margin-top:.3em}"
+       ".answer .stop{color:#555;margin-top:.3em;font-size:.9em}"
+       "#verdicts td.st{max-width:560px}#verdicts{margin-bottom:1em}details>summary{cursor:pointer}")
 
 TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_id }}</title><style>{{ css }}</style></head><body>
-<h1>Investigation {{ r.run_id }}: {{ r.case_id }}</h1><p>{{ r.title }}</p><table>
+<h1>Investigation {{ r.run_id }}: {{ r.case_id }}</h1><p class='sub'>{{ r.title }}</p>
+<section id='answer' class='answer'><div class='line v-{{ a.verdict }}'>{{ a.line }}</div>
+{%- if a.path %}<div class='path'>{{ a.path }}</div>{% endif %}
+<div class='stop'>Stop: {{ stop }} · rounds {{ r.budgets['rounds_used'] }}/{{ r.budgets['rounds_limit'] }}, reads {{ r.budgets['reads_used'] }}/{{ r.budgets['reads_limit'] }}</div></section>
+<table id='verdicts'><tr><th>claim</th><th>verdict</th><th>statement</th><th>evidence</th></tr>
+{%- for c in r.claims %}
+<tr><td><a href='#claim-{{ loop.index }}'><code>{{ c.id }}</code></a></td><td class='v-{{ c.verdict }}'><strong>{{ c.verdict }}</strong></td><td class='st'>{{ c.statement }}</td><td>{{ c.supporting | length }} supporting{% if c.opposing %}, {{ c.opposing | length }} opposing{% endif %}{% if c.missing %}; missing: {{ c.missing[0] }}{% endif %}</td></tr>
+{%- endfor %}
+</table>
+<h2>Alert and run</h2><table>
 {%- for k, v in head %}
 <tr><th>{{ k }}</th><td>{{ v }}</td></tr>
 {%- endfor %}
 </table>
+<h2>Claims and evidence</h2>
 {%- for c in r.claims %}
-<h2><code>{{ c.id }}</code> — <span class='v-{{ c.verdict }}'>{{ c.verdict }}</span></h2><p>{{ c.statement }}</p><p><small>rule: {{ c.rule }}</small></p>
+<h3 id='claim-{{ loop.index }}'><code>{{ c.id }}</code> — <span class='v-{{ c.verdict }}'>{{ c.verdict }}</span></h3><p>{{ c.statement }}</p><p><small>rule: {{ c.rule }}</small></p>
 {%- if c.note %}
 <p><em>{{ c.note }}</em></p>
 {%- endif %}
@@ -45,7 +63,7 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 {%- for title, ids in [("Supporting", c.supporting), ("Opposing", c.opposing), ("Proposed by", c.proposed_by)] %}
 {%- set items = ids | select("in", ev) | list %}
 {%- if items %}
-<h3>{{ title }}</h3>
+<h4>{{ title }}</h4>
 {%- for i in items %}{% set e = ev[i] %}
 <div><code>{{ e.id }}</code> {{ where(e) }}
 {%- if e.label %} <span class='label'>{{ e.label }}</span>{% endif %}
@@ -57,7 +75,7 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 {%- endfor %}
 {%- for title, items in [("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)] %}
 {%- if items %}
-<h3>{{ title }}</h3><ul>{% for x in items %}<li>{{ x }}</li>{% endfor %}</ul>
+<h4>{{ title }}</h4><ul>{% for x in items %}<li>{{ x }}</li>{% endfor %}</ul>
 {%- endif %}
 {%- endfor %}
 {%- endfor %}
@@ -70,6 +88,9 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 <li>granted {{ g.groups | join(", ") }} by {{ g.by }} at {{ g.at.strftime("%Y-%m-%d %H:%M:%S %Z") }}; unlocked {{ g.unlocks | join(", ") or "nothing" }}{% if g.answers %}; answers the pause for {{ g.answers | join(", ") }}{% endif %}</li>
 {%- endfor %}
 </ul>
+{%- endif %}
+{%- if r.planner and r.planner.get("kind", "deterministic") != "deterministic" %}
+<h2>Planner</h2><p>{{ r.planner.get("model") or "?" }}{% if r.planner.get("endpoint") %} at {{ r.planner.endpoint }}{% endif %}: {{ r.planner.get("rounds", 0) }} rounds planned, the model chose {{ r.planner.get("model_chose", 0) }}; {{ r.planner.get("calls", 0) }} calls, {{ r.planner.get("tokens", 0) }} tokens; endpoint failures {{ r.planner.get("endpoint_failures", 0) }}</p>
 {%- endif %}
 <h2>Timeline</h2><table><tr><th>round</th><th>node</th><th>what</th></tr>
 {%- for t in r.timeline %}
@@ -113,13 +134,13 @@ def _where(e: Any) -> str:  # noqa: ANN401 - EvidenceView
 
 
 def render_html(r: Report) -> str:
-    """One self-contained HTML page: the claims, their evidence and the bridge path drawn."""
+    """One self-contained HTML page, answer first: root cause and verdicts on top, evidence below."""
+    stop = stop_words(r) if r.stop else r.status
     head = [("Alert", r.alert), ("Question", r.question), ("Subject", r.subject), ("Window", r.window),
-            ("Principal", r.principal), ("Retrieval", r.retrieval),
-            ("Stop reason", stop_words(r) if r.stop else r.status),
+            ("Principal", r.principal), ("Retrieval", r.retrieval), ("Stop reason", stop),
             ("Budgets", f"rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, reads "
                         f"{r.budgets['reads_used']}/{r.budgets['reads_limit']}"),
             ("Denied / failed / not found", f"{', '.join(r.reads['denied']) or '—'} / "
                                             f"{', '.join(r.reads['failed']) or '—'} / {', '.join(r.reads['not_found']) or '—'}")]
-    return _template().render(r=r, css=Markup(CSS), head=head, ev={e.id: e for e in r.evidence},
+    return _template().render(r=r, a=answer(r), stop=stop, css=Markup(CSS), head=head, ev={e.id: e for e in r.evidence},
                               drawings=[_drawing(c.path) for c in r.claims], where=_where)
