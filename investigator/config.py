@@ -81,8 +81,10 @@ def check_environment() -> None:
     """Every `INVESTIGATOR_*` value the runtime reads, checked up front: one line naming the bad one."""
     _number("INVESTIGATOR_LEASE_SECONDS", 60.0)
     _number("INVESTIGATOR_MAX_ATTEMPTS", 3, integer=True)
-    _number("INVESTIGATOR_MAX_SOURCES", 1, integer=True)
-    _number("INVESTIGATOR_MAX_SOURCE_BYTES", 1, integer=True)
+    from state.limits import CASE_BYTES, SOURCE_BYTES, SOURCES, YAML_BYTES
+
+    for limit in (SOURCE_BYTES, CASE_BYTES, SOURCES, YAML_BYTES):  # one parser per value: `20MB` is valid
+        limit.value()
     if root := os.environ.get("INVESTIGATOR_INDEX_ROOT"):
         _folder(Path(root), "INVESTIGATOR_INDEX_ROOT")
     url = os.environ.get("INVESTIGATOR_STORE_URL")

@@ -403,6 +403,16 @@ def test_an_operator_mistake_is_one_line_and_a_documented_exit_code(tmp_path, mi
     assert says in _one_error_line(proc)
 
 
+@pytest.mark.parametrize("value", ["20MB", "5000000", "512kb"])
+def test_a_size_limit_written_with_a_unit_is_accepted_by_every_check(tmp_path, value):
+    # the up-front environment check and the case loader read the same variable one way
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVESTIGATOR_")}
+    env["INVESTIGATOR_MAX_SOURCE_BYTES"] = value
+    proc = subprocess.run([sys.executable, "-m", "investigator.cli", "--home", str(tmp_path / "home"), "validate",
+                           str(REFERENCE)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize("command", [["show", "no-such-run"], ["history", "no-such-run"],
                                      ["resume", "no-such-run"], ["grant", "no-such-run", "--group", "dba"]])
 def test_looking_up_an_unknown_run_creates_no_store_and_no_workspace(tmp_path, command):

@@ -40,7 +40,7 @@ SECURITY_NOTE = "sources/notes/order-service-security-review-2026q2.md"  # group
 ONE_LINE = re.compile(r"^error: (?P<file>.+?): (?P<field>[^:]+?): (?P<expected>.+)$")
 ARG_LINE = re.compile(r"^error: (?P<arg>--[a-z-]+|RUN_ID|INVESTIGATOR_[A-Z_]+): (?P<expected>.+)$")
 ARGPARSE = re.compile(r"error: argument (?P<arg>\S+)")
-NO_RUN = re.compile(r"^error: no run '[^']+' in the store$")  # RunNotFound, exit 3
+NO_RUN = re.compile(r"^error: no run '[^']+' in the store( \(the store [^)]* does not exist\))?$")  # RunNotFound, exit 3
 
 
 @dataclass
