@@ -205,6 +205,34 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _service_settings(args: argparse.Namespace):  # noqa: ANN202 - imported lazily so --help starts at once
+    from investigator.service.settings import load_settings
+
+    return load_settings(Path(args.config) if args.config else None, home=args.home, store=args.store,
+                         broker=args.broker).check()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from investigator.service.app import create_app
+
+    settings = _service_settings(args)
+    app = create_app(settings, in_process_worker=False if args.no_worker else None)
+    print(f"serving on http://{args.host}:{args.port} (store {settings.store_url.split('://', 1)[0]}, queue "
+          f"{settings.broker_url.split('://', 1)[0]}{', in-process worker' if settings.local_queue and not args.no_worker else ''})",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from investigator.service.queue import run_worker
+
+    return run_worker(_service_settings(args), concurrency=args.concurrency, name=args.name,
+                      loglevel=args.log_level.upper())
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.")
     p.add_argument("--home", help="workspace folder for the store, checkpoints and indexes (default .investigator)")
@@ -300,6 +328,24 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("runs", help="list runs with status, stop reason, case, tool and last update")
     s.set_defaults(func=cmd_runs)
+    s = sub.add_parser("serve", help="HTTP service: Alertmanager webhooks in, one investigation per distinct alert, "
+                                     "JSON API and pages (default: SQLite queue and one in-process worker)")
+    s.add_argument("--config", help="service settings (YAML: sources, store, broker, group, dedupe); "
+                                    "INVESTIGATOR_* variables otherwise")
+    s.add_argument("--broker", help="queue URL: amqp://… (RabbitMQ) or redis://… (default: a SQLite file in --home)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    s.add_argument("--no-worker", action="store_true", help="do not run the in-process worker (run `investigator worker`)")
+    s.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("worker", help="a queue worker for `serve`: investigates queued alerts (Celery, prefork)")
+    s.add_argument("--config", help="the same service settings as `serve`")
+    s.add_argument("--broker", help="queue URL (the same as `serve`)")
+    s.add_argument("--concurrency", type=int, default=1, help="worker processes (default 1)")
+    s.add_argument("--name", help="worker name (default investigator-PID@HOST)")
+    s.add_argument("--log-level", default="info", help="log level (default info)")
+    s.set_defaults(func=cmd_worker)
     return p
 
 
