@@ -43,7 +43,10 @@ def worker_work(settings: ServiceSettings) -> Any:
         from investigator.service.ledger import Ledger
         from investigator.service.work import Work
 
-        inv = Investigator(settings.runtime())
+        from celery.utils.log import get_task_logger
+
+        log = get_task_logger(TASK)
+        inv = Investigator(settings.runtime(), progress=lambda m: log.info("[investigator] %s", m))
         _work_cache.clear()
         _work_cache[pid] = Work(settings, inv, Ledger(inv.store.engine))
     return _work_cache[pid]
