@@ -11,7 +11,7 @@
     group: sre-oncall             # the principal's group and every source's default group
     dedupe: fingerprint           # or `group`: one investigation per Alertmanager group key
     retrieval: basic
-    task_time_limit: 1800         # seconds; the engine kills a job past it
+    task_time_limit: 1200         # seconds; the engine kills a job past it
     task_retries: 5               # redeliveries of a job that met a busy or failing run
 
 Every problem is a ConfigError naming the file (or variable), the field and what was expected.
@@ -48,7 +48,8 @@ class ServiceSettings(Frozen):
     group: str = "sre-oncall"
     dedupe: Literal["fingerprint", "group"] = "fingerprint"
     retrieval: Literal["basic", "graph"] = "basic"
-    task_time_limit: float = 1800.0
+    task_time_limit: float = 1200.0
+    """Seconds; below RabbitMQ's consumer_timeout (30 min by default), which would close the channel first."""
     task_retries: int = 5
     lease_seconds: float = 60.0
 
