@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from investigator.service.alerts import AlertError, parse_body
 from investigator.service.app import create_app
 from investigator.service.ledger import Ledger
+from investigator.service.queue import worker_work
 from investigator.service.settings import load_settings
 from state.errors import ConfigError
 from servicekit import PAYLOAD, SERVICE, settings_file, webhook
@@ -74,6 +75,26 @@ def test_an_alertmanager_webhook_is_investigated_once_and_its_report_served(sett
     inv_store = client.app.state.service.inv.store
     assert [r.run_id for r in inv_store.runs()] == [run_id], "one run in the store for one distinct alert"
     assert (settings.service_dir / "reports" / run_id / "report.json").exists()
+
+    evidence = inv_store.evidence(run_id, include_inactive=True)
+    again = worker_work(settings).investigate(done["alert"]["key"], "late-redelivery")
+    assert (again.state, again.attempts, again.worker) == ("done", 1, done["worker"]), "a redelivered job does nothing"
+    assert inv_store.evidence(run_id, include_inactive=True) == evidence
+
+
+@pytest.mark.slow
+def test_alerts_queued_when_the_service_died_are_investigated_after_a_restart(settings):
+    """The SQLite queue forgets a job its consumer took before dying: the restart publishes it again."""
+    from sqlalchemy import create_engine, text
+
+    with TestClient(create_app(settings, in_process_worker=False)) as client:
+        run_id = client.post("/api/alerts", json=PAYLOAD).json()["alerts"][0]["run_id"]
+    queue = create_engine(settings.broker_url.removeprefix("sqla+"))
+    with queue.begin() as c:  # what a consumer killed mid-job leaves: the message taken, never acknowledged
+        assert c.execute(text("UPDATE kombu_message SET visible = 0")).rowcount == 1
+    with TestClient(create_app(settings)) as client:
+        done = _wait(client, run_id)
+    assert done["state"] == "done" and done["verdicts"]["causal_attribution"] == "confirmed"
 
 
 def test_a_plain_json_alert_without_fingerprint_is_keyed_by_its_labels(queue_only):

@@ -75,21 +75,27 @@ class Service:
     def run_row(self, run_id: str) -> RunRow | None:
         return self.inv.store.run(run_id) if self.inv.store.has_run(run_id) else None
 
+    def summaries(self, rows: list[AlertRow]) -> list[dict[str, Any]]:
+        """Each alert's run: its state, stop reason and latest verdicts (three queries for the lot)."""
+        from sqlmodel import Session, select
+
+        from state.store import DecisionRow
+
+        ids = [r.run_id for r in rows]
+        with Session(self.inv.store.engine) as s:
+            runs = {r.run_id: r for r in s.exec(select(RunRow).where(RunRow.run_id.in_(ids)))} if ids else {}
+            verdicts: dict[str, dict[str, tuple[int, str]]] = {}
+            if runs:
+                q = select(DecisionRow.run_id, DecisionRow.claim_id, DecisionRow.revision, DecisionRow.verdict)
+                for run_id, claim_id, revision, verdict in s.exec(q.where(DecisionRow.run_id.in_(list(runs)))):
+                    have = verdicts.setdefault(run_id, {}).get(claim_id)
+                    if have is None or revision > have[0]:
+                        verdicts[run_id][claim_id] = (revision, verdict)
+        return [_summary(r, runs.get(r.run_id), {c: v for c, (_n, v) in sorted(verdicts.get(r.run_id, {}).items())})
+                for r in rows]
+
     def summary(self, row: AlertRow) -> dict[str, Any]:
-        run = self.run_row(row.run_id)
-        stop = json.loads(run.stop_json) if run and run.stop_json else None
-        verdicts = {cid: d.verdict for cid, d in sorted(self.inv.store.decisions(row.run_id).items())} if run else {}
-        took = (row.finished_at - row.received_at).total_seconds() if row.finished_at and row.state == "done" else None
-        return {
-            "run_id": row.run_id, "state": row.state, "run_status": run.status if run else None,
-            "stop": {"kind": stop.get("kind"), "detail": stop.get("detail", "")} if stop else None,
-            "verdicts": verdicts, "error": row.error,
-            "alert": {"key": row.key, "rule": row.rule, "labels": row.label_map(), "fingerprint": row.fingerprint,
-                      "group_key": row.group_key, "source_root": row.root, "repeats": row.repeats},
-            "attempts": row.attempts, "worker": row.worker,
-            "received_at": _iso(row.received_at), "started_at": _iso(row.started_at),
-            "finished_at": _iso(row.finished_at), "seconds_to_report": took, "links": _links(row.run_id),
-        }
+        return self.summaries([row])[0]
 
     def detail(self, run_id: str) -> dict[str, Any]:
         row = self.ledger.by_run(run_id)
@@ -100,6 +106,21 @@ class Service:
                               "root_cause": c.root_cause.model_dump(mode="json") if c.root_cause else None,
                               "missing": list(c.missing)} for c in report.claims]
         return out
+
+
+def _summary(row: AlertRow, run: RunRow | None, verdicts: dict[str, str]) -> dict[str, Any]:
+    stop = json.loads(run.stop_json) if run and run.stop_json else None
+    took = (row.finished_at - row.received_at).total_seconds() if row.finished_at and row.state == "done" else None
+    return {
+        "run_id": row.run_id, "state": row.state, "run_status": run.status if run else None,
+        "stop": {"kind": stop.get("kind"), "detail": stop.get("detail", "")} if stop else None,
+        "verdicts": verdicts, "error": row.error,
+        "alert": {"key": row.key, "rule": row.rule, "labels": row.label_map(), "fingerprint": row.fingerprint,
+                  "group_key": row.group_key, "source_root": row.root, "repeats": row.repeats},
+        "attempts": row.attempts, "worker": row.worker,
+        "received_at": _iso(row.received_at), "started_at": _iso(row.started_at),
+        "finished_at": _iso(row.finished_at), "seconds_to_report": took, "links": _links(row.run_id),
+    }
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -157,7 +178,7 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
     @app.get("/api/runs")
     def runs(state: str | None = None, limit: int = 500) -> dict[str, Any]:
         states = tuple(state.split(",")) if state else ("queued", "running", "done", "failed")
-        return {"runs": [svc.summary(r) for r in svc.ledger.rows(states=states, limit=limit)]}
+        return {"runs": svc.summaries(svc.ledger.rows(states=states, limit=limit))}
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> dict[str, Any]:
@@ -176,7 +197,7 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
 
     @app.get("/", response_class=HTMLResponse)
     def runs_page() -> HTMLResponse:
-        rows = [svc.summary(r) for r in svc.ledger.rows(limit=500)]
+        rows = svc.summaries(svc.ledger.rows(limit=500))
         return HTMLResponse(pages.get_template("runs.html").render(runs=rows))
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
