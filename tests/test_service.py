@@ -235,3 +235,44 @@ def test_an_alert_error_is_an_investigator_error_with_exit_code_2():
     with pytest.raises(AlertError) as exc:
         parse_body(b"nope")
     assert exc.value.exit_code == 2 and exc.value.status == 400
+
+
+def test_a_repeat_posted_while_the_first_post_is_publishing_queues_no_second_job(settings, queue_only):
+    """Found by the load benchmark: a repeat arriving between the first post's insert and its publish
+    published the job again (one alert delivered twice, though investigated once)."""
+    from sqlalchemy import create_engine, text
+
+    from investigator.service.app import Service
+
+    body = json.dumps(webhook(fingerprint="race0002")).encode()
+    barrier = threading.Barrier(8)
+    services = [Service(settings) for _ in range(8)]
+    answers: list[dict] = []
+
+    def post(svc: Service) -> None:
+        barrier.wait()
+        answers.append(svc.submit(body)[1])
+
+    threads = [threading.Thread(target=post, args=(svc,)) for svc in services]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(a["accepted"] for a in answers) == [0] * 7 + [1]
+    with create_engine(settings.broker_url.removeprefix("sqla+")).connect() as c:
+        assert c.execute(text("SELECT count(*) FROM kombu_message")).scalar() == 1, "one job for one alert"
+
+
+def test_a_post_the_broker_refused_is_published_by_the_next_repeat(settings):
+    from investigator.service.app import Service
+
+    svc = Service(settings)
+    down = Service(settings.model_copy(update={"broker": "amqp://guest:guest@127.0.0.1:1//"}))
+    down.celery.conf.broker_connection_timeout = 1
+    down.celery.conf.broker_connection_max_retries = 0
+    down.celery.conf.broker_transport_options = {"max_retries": 0}
+    status, out = down.submit(json.dumps(webhook()).encode())
+    assert status == 503 and "broker unreachable" in out["error"] and out["accepted"] == 1
+    assert [r.key for r in svc.ledger.unpublished()] == [out["alerts"][0]["key"]]
+    status, again = svc.submit(json.dumps(webhook()).encode())
+    assert status == 202 and again["duplicates"] == 1 and svc.ledger.unpublished() == []

@@ -47,11 +47,11 @@ class Service:
         out, unsent = [], []
         for alert, root in zip(parsed.alerts, roots):
             row, new = self.ledger.admit(alert, root)
-            if new or (row.state == "queued" and row.queued_at is None):  # first time, or its publish failed
+            if self.ledger.claim_publish(row.key):  # the first post, or a repeat of one whose publish failed
                 try:
                     publish(self.celery, row.key)
-                    self.ledger.queued(row.key)
                 except Exception as exc:  # noqa: BLE001 - the broker is down: recorded, queued again later
+                    self.ledger.publish_failed(row.key)
                     unsent.append(f"{row.run_id}: {type(exc).__name__}: {exc}")
             out.append({"key": row.key, "run_id": row.run_id, "duplicate": not new, "state": row.state,
                         "links": _links(row.run_id)})

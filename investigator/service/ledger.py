@@ -111,8 +111,17 @@ class Ledger:
             res = conn.execute(update(AlertRow).where(AlertRow.key == key, *conds).values(**values))
         return res.rowcount == 1
 
+    def claim_publish(self, key: str) -> bool:
+        """True for the one caller that is to publish the row's job (atomic: a repeat posted while the
+        first post is publishing does not publish a second job)."""
+        return self._set(key, AlertRow.state == "queued", AlertRow.queued_at.is_(None), queued_at=_now())
+
+    def publish_failed(self, key: str) -> None:
+        """The broker did not take the job: the row is published again (see `unpublished`)."""
+        self._set(key, queued_at=None)
+
     def queued(self, key: str) -> None:
-        """The job is with the broker (a row without it is published again: see `unpublished`)."""
+        """The job is with the broker again (a republish of a row whose job may have been lost)."""
         self._set(key, queued_at=_now())
 
     def unpublished(self) -> list[AlertRow]:
