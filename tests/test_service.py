@@ -276,3 +276,14 @@ def test_a_post_the_broker_refused_is_published_by_the_next_repeat(settings):
     assert [r.key for r in svc.ledger.unpublished()] == [out["alerts"][0]["key"]]
     status, again = svc.submit(json.dumps(webhook()).encode())
     assert status == 202 and again["duplicates"] == 1 and svc.ledger.unpublished() == []
+
+
+def test_with_a_token_set_only_a_bearer_of_it_may_post_alerts(tmp_path):
+    settings = load_settings(settings_file(tmp_path, token="s3cret")).check()
+    with TestClient(create_app(settings, in_process_worker=False)) as client:
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic s3cret"}):
+            got = client.post("/api/alerts", json=webhook(), headers=headers)
+            assert got.status_code == 401 and "Bearer <token>" in got.json()["error"]
+        assert client.get("/api/runs").json()["runs"] == []
+        ok = client.post("/api/alerts", json=webhook(), headers={"authorization": "Bearer s3cret"})
+        assert ok.status_code == 202 and ok.json()["accepted"] == 1

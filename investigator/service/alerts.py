@@ -107,7 +107,7 @@ def parse_body(body: bytes | str, *, dedupe: str = "fingerprint", now: datetime 
     resolved = 0
     seen: set[str] = set()
     for i, alert in enumerate(alerts):
-        where = f"{prefix}[{i}]" if prefix or len(alerts) > 1 or isinstance(data, list) else "alert"
+        where = f"{prefix or 'body'}[{i}]" if prefix or isinstance(data, list) else "alert"
         if not isinstance(alert, dict):
             raise AlertError(where, "an alert object with labels")
         labels = {**common, **_str_map(alert.get("labels"), f"{where}.labels")}

@@ -170,7 +170,14 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
     @app.post("/api/alerts", status_code=202)
     @app.post("/webhook", status_code=202, include_in_schema=False)
     async def alerts(request: Request) -> JSONResponse:
+        import hmac
+
         from starlette.concurrency import run_in_threadpool
+
+        if settings.token is not None:
+            scheme, _, given = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), settings.token):
+                return _error(401, "authorization: expected `Bearer <token>` with the service's token")
 
         status, out = await run_in_threadpool(svc.submit, await request.body())
         return JSONResponse(out, status_code=status)

@@ -102,9 +102,12 @@ class Ledger:
 
     def rows(self, *, states: tuple[str, ...] = STATES, limit: int | None = None) -> list[AlertRow]:
         with Session(self.engine, expire_on_commit=False) as s:
-            q = select(AlertRow.key).where(AlertRow.state.in_(states)).order_by(AlertRow.received_at.desc())
-            keys = list(s.exec(q.limit(limit) if limit else q))
-            return [r for r in (self._get(s, k) for k in keys) if r is not None]
+            q = select(AlertRow).where(AlertRow.state.in_(states)).order_by(AlertRow.received_at.desc())
+            rows = list(s.exec(q.limit(limit) if limit else q))
+        for row in rows:
+            for f in ("received_at", "queued_at", "started_at", "finished_at"):
+                setattr(row, f, _aware(getattr(row, f)))
+        return rows
 
     def _set(self, key: str, *conds: Any, **values: Any) -> bool:
         with self.engine.begin() as conn:

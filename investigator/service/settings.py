@@ -13,6 +13,7 @@
     retrieval: basic
     task_time_limit: 1200         # seconds; the engine kills a job past it
     task_retries: 5               # redeliveries of a job that met a busy or failing run
+    token: s3cret                 # optional: posting alerts needs `Authorization: Bearer s3cret`
 
 Every problem is a ConfigError naming the file (or variable), the field and what was expected.
 """
@@ -52,6 +53,9 @@ class ServiceSettings(Frozen):
     """Seconds; below RabbitMQ's consumer_timeout (30 min by default), which would close the channel first."""
     task_retries: int = 5
     lease_seconds: float = 60.0
+    token: str | None = None
+    """When set, posting alerts needs `Authorization: Bearer <token>` (Alertmanager's
+    `http_config.authorization`); reading runs and pages does not."""
 
     # derived ---------------------------------------------------------------
     def runtime(self) -> Settings:
@@ -112,7 +116,8 @@ def _env() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, var in (("home", "HOME"), ("store", "STORE_URL"), ("broker", "BROKER_URL"), ("group", "GROUP"),
                      ("dedupe", "DEDUPE"), ("retrieval", "RETRIEVAL"), ("task_time_limit", "TASK_TIME_LIMIT"),
-                     ("task_retries", "TASK_RETRIES"), ("lease_seconds", "LEASE_SECONDS")):
+                     ("task_retries", "TASK_RETRIES"), ("lease_seconds", "LEASE_SECONDS"),
+                     ("token", "SERVICE_TOKEN")):
         if e.get(ENV_PREFIX + var):
             out[key] = e[ENV_PREFIX + var]
     sources: dict[str, Any] = {}
