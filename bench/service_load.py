@@ -117,7 +117,7 @@ class Cluster:
         raise SystemExit("serve did not start; see " + str(self.work / "serve.1.log"))
 
     def worker(self, name: str) -> None:
-        self.start(name, "worker", "--name", name, "--log-level", "warning")
+        self.start(name, "worker", "--name", name, "--log-level", "info")
 
     def kill(self, name: str) -> None:
         p = self.procs[name]
@@ -274,6 +274,10 @@ def main() -> int:  # noqa: PLR0915 - one script, top to bottom
                                                  if r["root"] == by_run[rid]["root"] and r["run_id"] not in killed_runs)
                       for rid in killed_runs if rid in by_run)
     latencies = [(r["finished_at"] - r["received_at"]).total_seconds() for r in rows if r["state"] == "done"]
+    work_s = [(r["finished_at"] - r["started_at"]).total_seconds() for r in rows
+              if r["state"] == "done" and r["attempts"] == 1]
+    logs = "".join(p.read_text(errors="replace") for p in work.glob("w*.log"))
+    engine_retries = logs.count("] retry: ")
     first_post = min(r["received_at"] for r in rows)
     last_done = max((r["finished_at"] for r in rows if r["finished_at"]), default=first_post)
     span_s = (last_done - first_post).total_seconds()
@@ -282,6 +286,8 @@ def main() -> int:  # noqa: PLR0915 - one script, top to bottom
     duplicates = sum(a["duplicates"] for a in answers)
     result = {
         "command": "python bench/service_load.py " + " ".join(sys.argv[1:]),
+        "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True).stdout.strip(),
         "started": started.isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "host": platform.node(),
                     "note": f"shared with other engineers' work; {args.workers} worker processes, serve and the clients on them"},
@@ -311,11 +317,14 @@ def main() -> int:  # noqa: PLR0915 - one script, top to bottom
             "errors": sorted({r["error"] for r in rows if r["error"]}),
         },
         "redeliveries": {"alerts_with_more_than_one_attempt": sum(r["attempts"] > 1 for r in rows),
-                         "attempts_histogram": dict(Counter(r["attempts"] for r in rows))},
+                         "attempts_histogram": dict(Counter(r["attempts"] for r in rows)),
+                         "engine_retries_logged": engine_retries},
         "kills": kills,
         "latency_alert_to_report_s": {"p50": pct(latencies, 0.50), "p95": pct(latencies, 0.95),
                                       "max": round(max(latencies), 2) if latencies else None,
                                       "mean": round(statistics.mean(latencies), 2) if latencies else None},
+        "work_per_alert_s": {"p50": pct(work_s, 0.50), "p95": pct(work_s, 0.95),
+                             "note": "a worker's time on one alert delivered once (taken -> report written)"},
         "throughput": {"wall_seconds_first_alert_to_last_report": round(span_s, 1),
                        "investigations_per_minute": round(len(latencies) / span_s * 60, 2) if span_s else None,
                        "per_worker": {w: {"done": n, "per_minute": round(n / span_s * 60, 2)}
@@ -342,7 +351,8 @@ def to_markdown(r: dict) -> str:
     e, lat, th, s = r["exactly_once"], r["latency_alert_to_report_s"], r["throughput"], r["setup"]
     lines = [
         "# Service load benchmark", "",
-        f"`{r['command']}` — started {r['started']} on {r['machine']['cores']} cores ({r['machine']['note']}).", "",
+        f"`{r['command']}` at commit {r['commit']} — started {r['started']} on {r['machine']['cores']} cores "
+        f"({r['machine']['note']}).", "",
         f"- {s['alerts_posted']} alerts posted ({s['distinct_alerts']} distinct, {s['repeats_posted']} repeats) "
         f"in {r['posting']['seconds']} s, {r['posting']['http_errors']} HTTP errors; "
         f"{s['workers']} workers; {len(r['kills'])} SIGKILLs of a worker's process group (restarted at once).",
@@ -360,7 +370,8 @@ def to_markdown(r: dict) -> str:
         f"| distinct cited-evidence sets per material (1 = every run the same) | {e['distinct_evidence_sets_per_material']} |",
         f"| killed runs cite exactly what uninterrupted runs of the same material cite | {e['killed_runs_cite_what_uninterrupted_runs_cite']} |",
         f"| alerts delivered more than once (redelivery/retry) | {r['redeliveries']['alerts_with_more_than_one_attempt']} "
-        f"(attempts: {r['redeliveries']['attempts_histogram']}) |",
+        f"(attempts: {r['redeliveries']['attempts_histogram']}; engine retries logged: "
+        f"{r['redeliveries']['engine_retries_logged']}) |",
         "", "## Kills", "", "| # | after finished | s | worker | what it hit | run |", "| --- | --- | --- | --- | --- | --- |",
     ]
     for i, k in enumerate(r["kills"], 1):
@@ -368,6 +379,8 @@ def to_markdown(r: dict) -> str:
     lines += ["", "## Time and throughput", "",
               f"- Alert → report: p50 {lat['p50']} s, p95 {lat['p95']} s, max {lat['max']} s, mean {lat['mean']} s "
               "(received by the endpoint → report written; includes the wait in the queue).",
+              f"- A worker's time on one alert (taken → report written, alerts delivered once): "
+              f"p50 {r['work_per_alert_s']['p50']} s, p95 {r['work_per_alert_s']['p95']} s.",
               f"- First alert → last report: {th['wall_seconds_first_alert_to_last_report']} s; "
               f"{th['investigations_per_minute']} investigations/min overall.",
               "- Per worker (a worker slot across its restarts): " + ", ".join(
