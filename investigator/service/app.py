@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -145,7 +146,11 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
     @asynccontextmanager
     async def lifespan(_app: FastAPI):  # noqa: ANN202
         worker = InProcessWorker(svc.celery).start() if run_worker else None
-        svc.requeue(all_pending=run_worker and settings.local_queue)
+        try:
+            svc.requeue(all_pending=run_worker and settings.local_queue)
+        except Exception as exc:  # noqa: BLE001 - the broker is down: the next start or repeat publishes them
+            print(f"[investigator] could not publish waiting alerts again ({type(exc).__name__}: {exc})",
+                  file=sys.stderr, flush=True)
         try:
             yield
         finally:
