@@ -189,6 +189,8 @@ def main() -> int:  # noqa: PLR0915 - one script, top to bottom
     answers: list[dict] = []
     post_errors: list[str] = []
     started = datetime.now(timezone.utc)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
     try:
         cluster.serve()
         for n in names:
@@ -286,8 +288,7 @@ def main() -> int:  # noqa: PLR0915 - one script, top to bottom
     duplicates = sum(a["duplicates"] for a in answers)
     result = {
         "command": "python bench/service_load.py " + " ".join(sys.argv[1:]),
-        "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True).stdout.strip(),
+        "commit": commit,
         "started": started.isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "host": platform.node(),
                     "note": f"shared with other engineers' work; {args.workers} worker processes, serve and the clients on them"},
