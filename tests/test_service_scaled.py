@@ -191,3 +191,38 @@ def test_a_worker_killed_mid_run_is_resumed_from_its_checkpoint_by_another_and_n
     rep_r = httpx.get(f"{procs.url}/api/runs/{reference}/report").json()
     spans = lambda rep: sorted((e["source_id"], json.dumps(e["span"], sort_keys=True)) for e in rep["evidence"])  # noqa: E731
     assert spans(rep_k) == spans(rep_r), "the resumed run cites exactly what an uninterrupted run cites"
+
+
+@pytest.fixture
+def redis_url():
+    redis = pytest.importorskip("redis")
+    client = redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis not reachable: {exc}")
+    prefix = f"inv_svc_{uuid.uuid4().hex[:10]}:"
+    try:
+        yield "redis://127.0.0.1:6379/0", prefix
+    finally:  # this test's keys only: the server is shared
+        for key in client.scan_iter(match=f"{prefix}*"):
+            client.delete(key)
+        client.close()
+
+
+def test_the_scaled_mode_runs_on_redis_too(tmp_path, pg_url, redis_url):
+    url, prefix = redis_url
+    config = settings_file(tmp_path, store=pg_url, broker=url, broker_options={"global_keyprefix": prefix})
+    procs = Processes(tmp_path, config)
+    try:
+        procs.serve()
+        procs.worker("r")
+        answer = httpx.post(f"{procs.url}/api/alerts", json=webhook(), timeout=60).json()
+        repeat = httpx.post(f"{procs.url}/api/alerts", json=webhook(), timeout=60).json()
+        run_id = answer["alerts"][0]["run_id"]
+        assert answer["accepted"] == 1 and repeat["duplicates"] == 1
+        done = _wait_done(procs.url, [run_id])[run_id]
+    finally:
+        procs.stop()
+    assert done["state"] == "done" and done["worker"] == "r@test" and done["attempts"] == 1, done
+    assert done["verdicts"]["causal_attribution"] == "confirmed"

@@ -57,6 +57,7 @@ def make_celery(settings: ServiceSettings) -> Celery:
     options: dict[str, Any] = {}
     if settings.broker_url.startswith(("redis", "rediss")):
         options["visibility_timeout"] = int(settings.task_time_limit) + 60  # a redelivery never races a live job
+    options.update(settings.broker_options)
     app.conf.update(
         task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
         task_ignore_result=True, task_default_queue=QUEUE,

@@ -14,6 +14,7 @@
     task_time_limit: 1200         # seconds; the engine kills a job past it
     task_retries: 5               # redeliveries of a job that met a busy or failing run
     token: s3cret                 # optional: posting alerts needs `Authorization: Bearer s3cret`
+    broker_options: {}            # Celery broker_transport_options, e.g. {global_keyprefix: "inv:"} on Redis
 
 Every problem is a ConfigError naming the file (or variable), the field and what was expected.
 """
@@ -53,6 +54,8 @@ class ServiceSettings(Frozen):
     """Seconds; below RabbitMQ's consumer_timeout (30 min by default), which would close the channel first."""
     task_retries: int = 5
     lease_seconds: float = 60.0
+    broker_options: dict[str, str | int | float | bool] = {}
+    """Celery `broker_transport_options` (e.g. Redis's `visibility_timeout`, `global_keyprefix`)."""
     token: str | None = None
     """When set, posting alerts needs `Authorization: Bearer <token>` (Alertmanager's
     `http_config.authorization`); reading runs and pages does not."""
