@@ -287,3 +287,28 @@ def test_with_a_token_set_only_a_bearer_of_it_may_post_alerts(tmp_path):
         assert client.get("/api/runs").json()["runs"] == []
         ok = client.post("/api/alerts", json=webhook(), headers={"authorization": "Bearer s3cret"})
         assert ok.status_code == 202 and ok.json()["accepted"] == 1
+
+
+def test_two_services_in_one_process_each_run_their_own_jobs_and_a_poison_job_is_failed(tmp_path):
+    """Found when the restart test followed another in one session: the job of the second service ran
+    against the first service's store (Celery shares a task, and its settings, with every later app;
+    the worker's state was cached per process, not per service)."""
+    from sqlalchemy import update
+
+    from investigator.service.ledger import AlertRow
+    from investigator.service.queue import MAX_DELIVERIES
+
+    def poison_job_fails(settings) -> dict:  # noqa: ANN001 - a job that killed its worker every time
+        with TestClient(create_app(settings, in_process_worker=False)) as client:
+            run_id = client.post("/api/alerts", json=webhook()).json()["alerts"][0]["run_id"]
+            with client.app.state.service.ledger.engine.begin() as c:
+                c.execute(update(AlertRow).values(attempts=MAX_DELIVERIES))
+        with TestClient(create_app(settings)) as client:
+            t0 = time.monotonic()
+            while client.get(f"/api/runs/{run_id}").json()["state"] == "queued" and time.monotonic() - t0 < 30:
+                time.sleep(0.3)
+            return client.get(f"/api/runs/{run_id}").json()
+
+    for home in ("a", "b"):
+        got = poison_job_fails(load_settings(settings_file(tmp_path / home)).check())
+        assert got["state"] == "failed" and f"delivered {MAX_DELIVERIES} times" in got["error"], (home, got)

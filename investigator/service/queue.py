@@ -22,7 +22,7 @@ from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
 
 from investigator.service.settings import ServiceSettings
-from state.errors import CaseError, ConfigError
+from state.errors import CaseError, ConfigError, RunNotFound
 
 TASK = "investigator.investigate"
 QUEUE = "investigations"
@@ -32,27 +32,23 @@ MAX_DELIVERIES = 12
 WORKER_ENV = "INVESTIGATOR_WORKER_NAME"
 """The name a worker records on the alerts it investigated (set by `investigator worker`, inherited by its pool)."""
 
-_work_cache: dict[int, Any] = {}
-
 
 def worker_work(settings: ServiceSettings) -> Any:
-    """This process's Work (one Investigator, one embedding model, one store engine per process)."""
-    pid = os.getpid()
-    if pid not in _work_cache:
-        from investigator.runtime import Investigator
-        from investigator.service.ledger import Ledger
-        from investigator.service.work import Work
+    """A Work for the settings: one Investigator (one embedding model, one store engine)."""
+    from celery.utils.log import get_task_logger
 
-        from celery.utils.log import get_task_logger
+    from investigator.runtime import Investigator
+    from investigator.service.ledger import Ledger
+    from investigator.service.work import Work
 
-        log = get_task_logger(TASK)
-        inv = Investigator(settings.runtime(), progress=lambda m: log.info("[investigator] %s", m))
-        _work_cache.clear()
-        _work_cache[pid] = Work(settings, inv, Ledger(inv.store.engine))
-    return _work_cache[pid]
+    log = get_task_logger(TASK)
+    inv = Investigator(settings.runtime(), progress=lambda m: log.info("[investigator] %s", m))
+    return Work(settings, inv, Ledger(inv.store.engine))
 
 
 def make_celery(settings: ServiceSettings) -> Celery:
+    if settings.local_queue:
+        settings.home.mkdir(parents=True, exist_ok=True)  # the SQLite queue file lives there
     app = Celery("investigator", broker=settings.broker_url, set_as_current=False)
     options: dict[str, Any] = {}
     if settings.broker_url.startswith(("redis", "rediss")):
@@ -67,13 +63,25 @@ def make_celery(settings: ServiceSettings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    @app.task(name=TASK, bind=True, max_retries=settings.task_retries, acks_late=True)
+    # shared=False: Celery otherwise hands this task (and the settings it closes over) to every app created
+    # later in the process, which then runs it in place of its own (found by two apps in one test session)
+    per_process: dict[int, Any] = {}  # this app's Work in this process (a prefork child makes its own)
+
+    @app.task(name=TASK, bind=True, max_retries=settings.task_retries, acks_late=True, shared=False)
     def investigate(self, key: str) -> str:  # noqa: ANN001
         from investigator.service.work import RunBusy
 
-        work = worker_work(settings)
+        if os.getpid() not in per_process:
+            per_process.clear()
+            per_process[os.getpid()] = worker_work(settings)
+        work = per_process[os.getpid()]
         worker = os.environ.get(WORKER_ENV) or f"{socket.gethostname()}:{os.getpid()}"
-        if work.ledger.get(key).attempts >= MAX_DELIVERIES:
+        try:
+            row = work.ledger.get(key)
+        except RunNotFound:  # a job from another store (e.g. a broker shared by two services): not ours
+            work.progress(f"job for {key!r}: no such alert in this store; dropped")
+            return "unknown"
+        if row.attempts >= MAX_DELIVERIES:
             work.ledger.finish(key, worker, error=f"delivered {MAX_DELIVERIES} times without finishing")
             return "failed"
         try:
@@ -113,7 +121,13 @@ class InProcessWorker:
             pool_cls="solo", concurrency=1, loglevel="WARNING", queues=[QUEUE],
             hostname=name,
             without_heartbeat=True, without_mingle=True, without_gossip=True)
-        self.thread = threading.Thread(target=self.controller.start, name="investigator-worker", daemon=True)
+        self.app = app
+        self.thread = threading.Thread(target=self._run, name="investigator-worker", daemon=True)
+
+    def _run(self) -> None:
+        # the solo pool runs a job under the thread's current app: this app, on this thread only
+        self.app.set_current()
+        self.controller.start()
 
     def start(self) -> "InProcessWorker":
         self.thread.start()
