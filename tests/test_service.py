@@ -312,3 +312,42 @@ def test_two_services_in_one_process_each_run_their_own_jobs_and_a_poison_job_is
     for home in ("a", "b"):
         got = poison_job_fails(load_settings(settings_file(tmp_path / home)).check())
         assert got["state"] == "failed" and f"delivered {MAX_DELIVERIES} times" in got["error"], (home, got)
+
+
+@pytest.mark.slow
+def test_a_job_whose_run_another_live_worker_holds_waits_in_the_queue_and_finishes_when_it_is_free(settings):
+    """Found by the load benchmark: a job redelivered while its killed worker was not yet reaped met
+    the run held, and waited a whole lease at the back of the queue, its alert still shown running."""
+    import socket
+    from datetime import datetime, timedelta, timezone
+
+    from sqlalchemy import update
+
+    from investigator.service.ledger import AlertRow
+    from investigator.service.queue import publish
+    from state.store import RunRow
+
+    with TestClient(create_app(settings)) as client:
+        run_id = client.post("/api/alerts", json=PAYLOAD).json()["alerts"][0]["run_id"]
+        assert _wait(client, run_id)["state"] == "done"
+        svc = client.app.state.service
+        other = f"{socket.gethostname()}:1:other"  # pid 1 is alive: a live worker on this host
+        with svc.inv.store.engine.begin() as c:
+            c.execute(update(RunRow).where(RunRow.run_id == run_id).values(
+                owner=other, lease_until=datetime.now(timezone.utc) + timedelta(minutes=5)))
+        with svc.ledger.engine.begin() as c:  # the job delivered again before the run finished
+            c.execute(update(AlertRow).values(state="queued"))
+        publish(svc.celery, svc.ledger.by_run(run_id).key)
+        t0 = time.monotonic()
+        while client.get(f"/api/runs/{run_id}").json()["attempts"] < 2 and time.monotonic() - t0 < 60:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        waiting = client.get(f"/api/runs/{run_id}").json()
+        assert waiting["state"] == "queued" and waiting["attempts"] == 2, "back in the queue, not shown running"
+        svc.inv.store.release(run_id, other)
+        t0 = time.monotonic()
+        while client.get(f"/api/runs/{run_id}").json()["state"] != "done" and time.monotonic() - t0 < 30:
+            time.sleep(0.2)
+        done = client.get(f"/api/runs/{run_id}").json()
+    assert done["state"] == "done" and done["attempts"] >= 3, done
+    assert time.monotonic() - t0 < 30, "retried within seconds of the run being free, not after a whole lease"

@@ -137,5 +137,9 @@ class Ledger:
         self._set(key, AlertRow.started_at.is_(None), started_at=_now())
         return self.get(key)
 
+    def retrying(self, key: str) -> None:
+        """The engine will deliver the job again: the row waits in the queue (its attempts are kept)."""
+        self._set(key, AlertRow.state == "running", state="queued")
+
     def finish(self, key: str, worker: str, *, error: str | None = None) -> None:
         self._set(key, state="failed" if error else "done", error=error, worker=worker, finished_at=_now())

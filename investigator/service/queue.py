@@ -6,7 +6,7 @@ Engine policy, in one place:
     unacknowledged job redelivered by the broker (RabbitMQ at once; Redis after `visibility_timeout`);
   - one job per worker process at a time (`prefetch_multiplier` 1), so a kill loses at most one;
   - hard and soft time limits per job (enforced by the prefork pool of `investigator worker`);
-  - a job that meets its run held by another live worker is retried after the lease; any other
+  - a job that meets its run held by another live worker is retried with backoff up to the lease; any other
     error is retried with backoff `task_retries` times; then the alert is marked failed with the error.
 The job itself only calls `Work.investigate` (work.py), which resumes a run from its checkpoint.
 """
@@ -90,7 +90,10 @@ def make_celery(settings: ServiceSettings) -> Celery:
             if self.request.retries >= settings.task_retries + 10:
                 work.ledger.finish(key, worker, error=f"run stayed held by another worker: {exc}")
                 return "failed"
-            raise self.retry(exc=exc, countdown=settings.lease_seconds, max_retries=settings.task_retries + 10)
+            # soon at first (the holder may be a worker killed a moment ago, still a zombie), then up to the lease
+            work.ledger.retrying(key)
+            raise self.retry(exc=exc, countdown=min(settings.lease_seconds, 2.0 * 2 ** self.request.retries),
+                             max_retries=settings.task_retries + 10)
         except (CaseError, ConfigError) as exc:  # the alert or its material cannot make a case: not retried
             work.ledger.finish(key, worker, error=str(exc))
             return "failed"
@@ -101,6 +104,7 @@ def make_celery(settings: ServiceSettings) -> Celery:
             if self.request.retries >= settings.task_retries:
                 work.ledger.finish(key, worker, error=f"{type(exc).__name__}: {exc}")
                 return "failed"
+            work.ledger.retrying(key)
             raise self.retry(exc=exc, countdown=min(60, 2 ** self.request.retries))
 
     app.investigate = investigate  # type: ignore[attr-defined]
@@ -125,7 +129,9 @@ class InProcessWorker:
         self.thread = threading.Thread(target=self._run, name="investigator-worker", daemon=True)
 
     def _run(self) -> None:
-        # the solo pool runs a job under the thread's current app: this app, on this thread only
+        # the solo pool runs a job under the current app of the thread that runs it: this thread, and the
+        # worker's timer thread for a retry with a countdown (the process default: one service a process)
+        self.app.set_default()
         self.app.set_current()
         self.controller.start()
 
