@@ -7,7 +7,7 @@ CASE   ?= cases/ALR-20260429-017
 export LITELLM_LOCAL_MODEL_COST_MAP = True
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench clean browser
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,14 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/investigator run $(CASE) --retrieval basic --out out/$(notdir $(CASE))
 
-test: install
+# headless Chromium for the service's browser test (Debian packages); skipped by the test when absent
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null); } || \
+	  echo "chromium not installed: the browser test will be skipped"
+
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q

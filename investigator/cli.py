@@ -328,6 +328,34 @@ def _global_options(p: argparse.ArgumentParser, *, top: bool) -> None:
                    "(default: $INVESTIGATOR_STORE_URL, else sqlite:///HOME/investigator.db)")
 
 
+def _service_settings(args: argparse.Namespace):  # noqa: ANN202 - imported lazily so --help starts at once
+    from investigator.service.settings import load_settings
+
+    return load_settings(Path(args.config) if args.config else None, home=args.home, store=args.store,
+                         broker=args.broker).check()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from investigator.service.app import create_app
+
+    settings = _service_settings(args)
+    app = create_app(settings, in_process_worker=False if args.no_worker else None)
+    print(f"serving on http://{args.host}:{args.port} (store {settings.store_url.split('://', 1)[0]}, queue "
+          f"{settings.broker_url.split('://', 1)[0]}{', in-process worker' if settings.local_queue and not args.no_worker else ''})",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from investigator.service.queue import run_worker
+
+    return run_worker(_service_settings(args), concurrency=args.concurrency, name=args.name,
+                      loglevel=args.log_level.upper())
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="investigator", description="Agentic multi-hop investigation of incident alerts.",
                                 formatter_class=_HelpFormatter)
@@ -437,6 +465,23 @@ def parser() -> argparse.ArgumentParser:
 
     s = command("schema", "print the JSON Schema of report.json (docs/report.schema.json is this output)", cmd_schema)
     s.add_argument("--out", help="write it to this file (default: standard output)")
+
+    s = command("serve", "HTTP service: Alertmanager webhooks in, one investigation per distinct alert, "
+                "JSON API and pages (default: SQLite queue and one in-process worker)", cmd_serve)
+    s.add_argument("--config", help="service settings (YAML: sources, store, broker, group, dedupe); "
+                                    "INVESTIGATOR_* variables otherwise (default: none)")
+    s.add_argument("--broker", help="queue URL: amqp://… (RabbitMQ) or redis://… (default: a SQLite file in --home)")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    s.add_argument("--port", type=int, default=8080, help="port")
+    s.add_argument("--no-worker", action="store_true", help="do not run the in-process worker (run `investigator worker`)")
+    s.add_argument("--log-level", default="warning", help="uvicorn log level")
+
+    s = command("worker", "a queue worker for `serve`: investigates queued alerts (Celery, prefork)", cmd_worker)
+    s.add_argument("--config", help="the same service settings as `serve` (default: none)")
+    s.add_argument("--broker", help="queue URL, the same as `serve` (default: a SQLite file in --home)")
+    s.add_argument("--concurrency", type=int, default=1, help="worker processes")
+    s.add_argument("--name", help="worker name (default: investigator-PID@HOST)")
+    s.add_argument("--log-level", default="info", help="log level")
     return p
 
 
