@@ -251,6 +251,11 @@ class Store:
                 raise StoreUnavailable(f"store {where}: {detail}") from None
         self._ready = True
 
+    def create(self) -> None:
+        """Create the database (a SQLite file and its folder) and the tables now, for a writer that
+        uses `engine` directly; the store's own methods create it on their first write."""
+        self._prepare()
+
     def _absent(self) -> bool:
         """A SQLite store not created yet: look-ups find nothing and create nothing."""
         return not self._ready and self.path is not None and not self.path.exists()

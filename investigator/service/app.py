@@ -39,6 +39,7 @@ class Service:
     def __init__(self, settings: ServiceSettings, celery: Celery | None = None) -> None:
         self.settings = settings
         self.inv = Investigator(settings.runtime(), progress=lambda _m: None)
+        self.inv.store.create()  # the ledger's table lives in the store's database
         self.ledger = Ledger(self.inv.store.engine)
         self.celery = celery or make_celery(settings)
 

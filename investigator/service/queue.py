@@ -43,6 +43,7 @@ def worker_work(settings: ServiceSettings) -> Any:
 
     log = get_task_logger(TASK)
     inv = Investigator(settings.runtime(), progress=lambda m: log.info("[investigator] %s", m))
+    inv.store.create()  # the ledger's table lives in the store's database
     return Work(settings, inv, Ledger(inv.store.engine))
 
 
