@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -28,8 +28,9 @@ from state.evidence import Evidence, Finding, Span
 from state.facts import SignalFact
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
-from tools.access import AccessSnapshot
-from tools.profile import load_profile
+
+if TYPE_CHECKING:  # `runs` imports this module: the access mask (numpy) comes with `show` only
+    from tools.access import AccessSnapshot
 
 SCHEMA: Final = "investigator/report@1"
 """The report format's name and version: `report.json`'s `schema` field and the JSON Schema's `$id`."""
@@ -311,6 +312,8 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
     active = {e.id: e for e in store.evidence(run.run_id)}
     inactive = [e for e in store.evidence(run.run_id, include_inactive=True) if e.status != "active"]
     withheld = _withheld(active, access)
+    from tools.profile import load_profile
+
     injection = load_profile(case.profile).injection_re
     claims = []
     for claim in case.required_claims:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from investigator.config import Settings
-from investigator.report import Report, build_report
 from state.case import Case, load_case
 from state.store import RunRow, Store
 
 if TYPE_CHECKING:  # access is re-checked by `show` and the runtime only: `runs` and `history` stay light
+    from investigator.report import Report
     from tools.access import AccessPolicy, AccessSnapshot
 
 
@@ -75,6 +75,8 @@ class Workspace:
     def report(self, run_id: str) -> Report:
         """The run's report under the access of now: evidence of a source the principal can no
         longer read (or that was deleted) is withheld and marked, never printed."""
+        from investigator.report import build_report
+
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         case = load_case(case_dir)
