@@ -7,3 +7,26 @@
     queue      the Celery app, the task and its engine policy (acks late, retries, time limits)
     app        the ASGI app: webhook, JSON API and the runs / report pages
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from investigator.service.app import create_app
+    from investigator.service.queue import run_worker
+    from investigator.service.settings import load_settings
+
+__all__ = ["create_app", "load_settings", "run_worker"]
+
+_EXPORTS = {"create_app": "app", "load_settings": "settings", "run_worker": "queue"}
+
+
+def __getattr__(name: str) -> Any:  # imported on first use: FastAPI and Celery load only when asked for
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from investigator.init import _name, read_alert
-from state._base import Frozen
+from state import Frozen
 from state.errors import CaseError, InvestigatorError
 
 

@@ -29,7 +29,7 @@ import yaml
 from pydantic import ValidationError
 
 from investigator.config import Settings
-from state._base import Frozen
+from state import Frozen
 from state.errors import ConfigError
 
 ENV_PREFIX = "INVESTIGATOR_"
