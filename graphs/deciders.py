@@ -231,8 +231,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
                                   *k.searches.denied("placement", root), *comp_denied]))
     alternatives += [Alternative(what=w, status=s, why=y, evidence_ids=ev) for w, s, y, ev in cres.rejected]  # type: ignore[arg-type]
     alternatives += _other_changes(k, t, cause)
-    alternatives += [Alternative(what=d, status="refuted" if "not readable" not in why else "unchecked", why=why,
-                                 evidence_ids=entity_state(k, d).evidence) for d, why in t.checked.items()]
+    alternatives += [Alternative(what=d, status=_ruled(k, d), why=why, evidence_ids=entity_state(k, d).evidence)
+                     for d, why in t.checked.items()]
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
     if cause is not None and cause.contested:
         conflicts += (_contested_words(k, cause),)
@@ -313,10 +313,23 @@ def _unobservable_below(k: Knowledge, t: Trace, cause: Cause | None) -> list[str
         return []
     out = []
     for d in sorted(k.dependencies(t.root)):
-        if d not in t.nodes and k.kind(d) in OBSERVABLE_KINDS and entity_state(k, d).status == "no_telemetry":
+        if d in t.nodes or k.kind(d) not in OBSERVABLE_KINDS:
+            continue
+        status = entity_state(k, d).status
+        if status == "no_telemetry":
             out.append(f"telemetry of {d}, a dependency of {t.root}: it has none, so its part in "
                        f"{t.root}'s anomaly cannot be ruled out")
+        elif status == "undecidable":
+            out.append(f"decidable telemetry of {d}, a dependency of {t.root}: what it has cannot show an "
+                       f"anomaly (too thin a baseline, or no finite values), so its part cannot be ruled out")
     return out
+
+
+def _ruled(k: Knowledge, entity: str) -> str:
+    """How a checked entity stands as an alternative: refuted only when its readable telemetry shows it
+    normal (or, by the documented rule, it has none and no caller names it); `unchecked` when that
+    telemetry is unreadable or cannot decide (a baseline too thin, no finite values)."""
+    return "unchecked" if entity_state(k, entity).status in ("denied", "undecidable") else "refuted"
 
 
 def decide(claim: Claim, k: Knowledge, t: Trace) -> ClaimDecision:

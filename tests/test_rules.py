@@ -292,6 +292,34 @@ def test_a_timing_only_change_is_not_confirmed_when_a_dependency_of_the_root_has
     assert any("blind-svc" in m for m in d.missing)
 
 
+def _undecidable_dependency(w: World) -> None:
+    """s2 depends on a service whose only metric cannot decide anything (every value +Inf, say)."""
+    w.read(dep("s2", "inf-svc"), source_kind="catalog")
+    w.kinds["inf-svc"] = "service"
+    w.read(flat("inf-svc").model_copy(update={"decidable": False}))
+    w.everything_looked("inf-svc")
+
+
+def test_a_dependency_whose_telemetry_cannot_decide_is_unchecked_and_keeps_a_timing_only_change_inferred():
+    w = cascade(2)
+    _undecidable_dependency(w)
+    d, k = decide(w)
+    assert entity_state(k, "inf-svc").status == "undecidable"
+    assert d.verdict == "inferred" and d.root_cause is not None and d.root_cause.entity == "s2"
+    assert any("inf-svc" in m and "cannot be ruled out" in m for m in d.missing)
+    alt = next(a for a in d.alternatives if a.what == "inf-svc")
+    assert alt.status == "unchecked", "telemetry that cannot decide refutes nothing"
+
+
+def test_an_implicated_change_is_confirmed_over_an_undecidable_dependency_which_stays_unchecked():
+    w = cascade(2)
+    _undecidable_dependency(w)
+    w.read(names("s2", "pool_size", -4))  # s2's error lines name the key CFG-1 changed
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.root_cause is not None and d.root_cause.change == "CFG-1", d.missing
+    assert next(a for a in d.alternatives if a.what == "inf-svc").status == "unchecked"
+
+
 def test_a_change_the_anomaly_names_is_confirmed_even_with_an_unobserved_dependency():
     w = cascade(2)
     w.read(dep("s2", "blind-svc"), source_kind="catalog")
