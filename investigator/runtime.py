@@ -311,18 +311,12 @@ class Investigator(Workspace):
         case, docs = self._load(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
-        run_id = run_id or self._new_run_id(case.default_run_id)  # the store is checked before any index work
-        if self.store.has_run(run_id):
+        if run_id is not None and self.store.has_run(run_id):  # a named run is checked before any index work
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
         tool = self._prepare(case, case_dir, docs, retrieval)
         access = AccessPolicy(case_dir, case.principal, deleted=_tombstones(self.index_path(case, case_dir))).current()
-        run = self.store.create_run(RunRow(  # held from the start: no worker picks it up before we drive it
-            run_id=run_id, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
-            principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
-            watermark=access.watermark, owner=self.worker_id,
-            lease_until=datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds),
-            planner=planner_kind(self.planner),
-            planner_json=json.dumps(planner_settings(self.planner)) if planner_kind(self.planner) != "deterministic" else None))
+        run = self._create_held(case, case_dir, retrieval, run_id, access.watermark)
+        run_id = run.run_id
         for ie in case.initial_evidence:
             self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
                 id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
@@ -332,6 +326,27 @@ class Investigator(Workspace):
         self.progress(f"run {run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}"
                       + (f", {planner_kind(self.planner)} planner" if planner_kind(self.planner) != "deterministic" else ""))
         return case, case_dir, run, tool, docs
+
+    def _create_held(self, case: Case, case_dir: Path, retrieval: str, run_id: str | None,
+                     watermark: str) -> RunRow:
+        """Create the run row, held by this driver from the start (no worker picks it up first). A
+        default id is numbered after the runs that exist when the row is written, so two first runs
+        of one case (the second waited for the first's index build) get two runs."""
+        for _ in range(1000):
+            rid = run_id or self._new_run_id(case.default_run_id)
+            run = self.store.create_run(RunRow(
+                run_id=rid, case_id=case.id, case_dir=str(case_dir.resolve()), retrieval=retrieval,
+                principal_id=case.principal.id, rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads,
+                watermark=watermark, owner=self.worker_id,
+                lease_until=datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds),
+                planner=planner_kind(self.planner),
+                planner_json=json.dumps(planner_settings(self.planner))
+                if planner_kind(self.planner) != "deterministic" else None))
+            if run.owner == self.worker_id:
+                return run
+            if run_id is not None:  # created by someone else meanwhile
+                raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
+        raise RunStateError(f"no free run id after {case.default_run_id!r}: name one with --run-id")
 
     def resume(self, run_id: str) -> RunResult:
         """Continue a run from its last checkpoint after re-reading the current permissions.

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import case, event, func, inspect, or_, update
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from state._base import Frozen
@@ -286,11 +286,16 @@ class Store:
 
     # runs -----------------------------------------------------------------
     def create_run(self, row: RunRow) -> RunRow:
-        with self._session() as s:
-            existing = s.get(RunRow, row.run_id)
-            if existing is not None:
-                return existing
-            s.add(row)
+        """Insert the run; when a row with its id exists already (also one inserted by another
+        process a moment before), that row is returned instead: compare its owner to know."""
+        try:
+            with self._session() as s:
+                existing = s.get(RunRow, row.run_id)
+                if existing is not None:
+                    return existing
+                s.add(row)
+        except IntegrityError:
+            return self.run(row.run_id)
         return row
 
     def run(self, run_id: str) -> RunRow:
