@@ -69,3 +69,22 @@ def reference_run(tmp_path_factory, embedder, index_root):
     out = ws / "out"
     inv.write(result.run_id, out)
     return inv, result, out
+
+
+@pytest.fixture
+def pg_url():
+    """A PostgreSQL database of its own on 127.0.0.1:5432, dropped afterwards (skipped when no server answers)."""
+    import uuid
+
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin = psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    name = f"inv_test_{uuid.uuid4().hex[:10]}"
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()

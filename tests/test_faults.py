@@ -59,22 +59,6 @@ def _status(home: Path, run_id: str, store: str | None = None):  # -> RunRow
     return Store.from_url(store or f"sqlite:///{(home / 'investigator.db').resolve()}").run(run_id)
 
 
-@pytest.fixture
-def pg_url():
-    psycopg = pytest.importorskip("psycopg")
-    try:
-        admin = psycopg.connect(ADMIN, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    name = f"inv_test_{uuid.uuid4().hex[:10]}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 # --- a source that breaks while a run reads it -------------------------------------------------
 
 def _lose_permission(path: Path) -> None:

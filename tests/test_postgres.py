@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def pg_url():
-    psycopg = pytest.importorskip("psycopg")
-    try:
-        admin = psycopg.connect(ADMIN, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    name = f"inv_test_{uuid.uuid4().hex[:10]}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 def test_a_whole_run_on_postgresql_matches_sqlite(pg_url, tmp_path, embedder, index_root, reference_run):

@@ -27,22 +27,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
-@pytest.fixture
-def pg_url():
-    psycopg = pytest.importorskip("psycopg")
-    try:
-        admin = psycopg.connect(ADMIN, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL not reachable: {exc}")
-    name = f"inv_svc_{uuid.uuid4().hex[:10]}"
-    admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-
 def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["rabbitmqctl", *args], capture_output=True, text=True, timeout=120)
 
