@@ -233,6 +233,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     alternatives += _other_changes(k, t, cause)
     alternatives += [Alternative(what=d, status=_ruled(k, d), why=why, evidence_ids=entity_state(k, d).evidence)
                      for d, why in t.checked.items()]
+    alternatives += [Alternative(what=e, status="unchecked", why=f"not read: {why}", evidence_ids=())
+                     for act, e, why in t.later if act == "telemetry" and e not in t.checked]
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
     if cause is not None and cause.contested:
         conflicts += (_contested_words(k, cause),)

@@ -53,6 +53,9 @@ def read_facts(doc: SourceDoc, hit: Hit, start: int, end: int, reg: EntityExtrac
             entity = key.split(":", 1)[1] if ":" in key else None
         if entity:
             facts = derive.signal_facts(doc, key, entity, reg, profile, rng)
+            # the lines and spans the entity wrote state whom it calls (a relation field, a child
+            # span): reading its telemetry shows where its errors go without a separate lookup
+            facts += derive.stated_by(doc, signal, entity, reg, profile)
         cite = next((f.at for f in facts if f.kind == "signal" and f.at is not None), None)
         return cite or whole, facts
     return whole, local_facts(doc, start, end, reg, profile)

@@ -8,7 +8,7 @@ subject's are dropped here: the same name in staging is another entity.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from state.case import Case
@@ -52,6 +52,9 @@ class Searches:
     """What the run has looked up so far (from its steps): for 'searched, found nothing' and denials."""
 
     def __init__(self, steps: list[Logged], watermark: str | None = None) -> None:
+        self._by: dict[tuple[str, str], list[Lookup]] = defaultdict(list)
+        """(action, entity) -> its lookups in order: a rule asks per entity, so a question costs
+        what that entity was looked up for, not every lookup of the run."""
         self.watermark = watermark
         """The current access watermark: a denial met under an older one (before a grant) no longer counts."""
         reads = {s.step.round: s.step for s in steps if isinstance(s.step, ReadStep)}
@@ -74,22 +77,25 @@ class Searches:
             elif isinstance(a, DocumentsAction):
                 entities = a.seeds
             read_ids = {r.chunk_id for r in (read.reads if read else ())}
-            more = any(h.chunk_id not in read_ids for h in st.hits)
+            unread = [h for h in st.hits if h.chunk_id not in read_ids]
+            more = bool(unread)
+            # a lookup whose hits were all left unread or came back without a single readable span
+            # taught nothing: run again on the same facts it would teach nothing again
+            stalled = bool(st.hits) and read is not None and not any(r.outcome == "ok" for r in read.reads)
             self.fingerprints[st.fingerprint] = more
-            self.lookups.append(Lookup(
+            lk = Lookup(
                 action=a.action, entities=entities, hits=len(st.hits),
                 denied=tuple(dict.fromkeys([*st.denied, *(read.denied if read else ())])),
-                failed=tuple(read.failed if read else ()), searched=st.searched, more=more, round=st.round,
-                claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
+                failed=tuple(read.failed if read else ()), searched=st.searched, more=more and not stalled,
+                round=st.round, claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
                 direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
-                full=isinstance(a, TelemetryAction) and not a.metric and not a.signals))
-
-        self._by: dict[tuple[str, str], list[Lookup]] = defaultdict(list)
-        """(action, entity) -> its lookups in order: a rule asks per entity, so a question costs
-        what that entity was looked up for, not every lookup of the run."""
-        for lk in self.lookups:
-            for e in dict.fromkeys(lk.entities):
-                self._by[(lk.action, e)].append(lk)
+                full=isinstance(a, TelemetryAction) and not a.metric and not a.signals)
+            self.lookups.append(lk)
+            per_entity = any(h.about for h in st.hits) and len(entities) > 1
+            for e in dict.fromkeys(entities):
+                # a lookup of several entities: whether *this* entity has streams left unread
+                mine = replace(lk, more=any(h.about == e for h in unread) and not stalled) if per_entity else lk
+                self._by[(lk.action, e)].append(mine)
 
     def done_fingerprints(self, watermark: str) -> set[str]:
         """Gaps run to the end (nothing left unread). One that met a denial under an older access

@@ -90,7 +90,7 @@ def _lookup(gap: Gap, deps: Deps, exclude: set[str]) -> Lookup:
         for e in a.entities:
             got = (obs.telemetry(e, a.environment, access, metric=a.metric, signals=a.signals)
                    if isinstance(a, TelemetryAction) else obs.relations(e, a.environment, access, a.direction))
-            hits += [h for h in got.hits if h.chunk_id not in {x.chunk_id for x in hits}]
+            hits += [h.model_copy(update={"about": e}) for h in got.hits if h.chunk_id not in {x.chunk_id for x in hits}]
             denied += [d for d in got.denied if d not in denied]
             searched += got.searched
         return Lookup(hits=tuple(hits), denied=tuple(denied), searched=tuple(searched))
@@ -134,7 +134,7 @@ def retrieve(state: LoopState, deps: Deps) -> dict[str, Any]:
     _done(deps, RetrieveStep(
         round=round_, gap=gap, fingerprint=gap.fingerprint, tool=hits[0].tool if hits else gap.action,
         hits=tuple(HitRef(source_id=h.source_id, chunk_id=h.chunk_id, rank=h.rank, score=h.score, channel=h.channel,
-                          focus=h.focus) for h in hits),
+                          focus=h.focus, about=h.about) for h in hits),
         hit_set=tuple(sorted({f"{h.source_id}@{h.revision}:{h.start}-{h.end}:{h.focus}" for h in hits})),
         denied=found.denied, searched=found.searched, watermark=deps.policy.current().watermark))
     return {"hits": hits[: deps.case.budgets.reads_per_round]}
@@ -210,7 +210,7 @@ def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecisio
         if d.verdict != "inferred":
             continue
         general = (deps.case.subject.service,)  # the symptom's runbook search proposes; it decides nothing
-        left = [g for g in DeterministicPlanner().gaps(deps.case, out, k, t)
+        left = [g for g in DeterministicPlanner().gaps(deps.case, out, k, t, complete=False)
                 if g.claim_id == claim.id and g.fingerprint not in done
                 and not (isinstance(g.act, DocumentsAction) and g.act.seeds == general)]
         if not left:

@@ -61,7 +61,10 @@ class DeterministicPlanner:
     kind = "deterministic"
     last_choice = None
 
-    def gaps(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace) -> Iterable[Gap]:
+    def gaps(self, case: Case, decisions: dict[str, ClaimDecision], k: Knowledge, t: Trace, *,
+             complete: bool = True) -> Iterable[Gap]:
+        """Every gap in the order it is worth acting on; `complete=False` leaves out those that only
+        complete the picture (they can change no verdict)."""
         s, env = case.subject.service, case.subject.environment
         lo, hi = change_range(case)
         open_claims = [c for c in case.required_claims if not (decisions.get(c.id) and decisions[c.id].decided)]
@@ -86,26 +89,35 @@ class DeterministicPlanner:
             yield from self._trace(case, claim, k, t)
         for claim in causal:
             yield from self._after_root(case, claim, k, t, decisions.get(claim.id))
+        if complete:
+            for claim in causal:
+                yield from self._complete(case, claim, t)
 
     def _trace(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace) -> Iterable[Gap]:
+        """The path first: the subject's own lines, then what the anomaly's lines name, then the
+        relations and other dependencies of an entity nothing named explains; then the root."""
         env = case.subject.environment
         lo, hi = change_range(case)
         s = case.subject.service
-        rel = [e for a, e, _w in t.pending if a == "relations"]
-        if rel:
-            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
-                      reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed")
         if any(a == "telemetry" and e == s for a, e, _w in t.pending):
             # the subject's own lines name where its errors go: read them before its dependencies
             yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env),
                       reason=f"every signal of {s}: its own warning lines and spans name where its errors come from")
         tel = [e for a, e, _w in t.pending if a == "telemetry" and e != s]
-        if tel:
-            named = {m.name for ms in k.mentions.values() for m, _e in ms}
-            order = {e: i for i, e in enumerate(tel)}
-            tel.sort(key=lambda e: (e not in named, order[e]))
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
-                      reason=f"whether {', '.join(tel)} show an anomaly no later than the entity that depends on them")
+        named = [e for e in tel if e in t.named]
+        for e in named:
+            # one entity a round: what its callers' errors name is the next hop, read it whole
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(e,), environment=env),
+                      reason=f"{e}: named by the anomalous lines of its caller; whether it shows an anomaly "
+                             f"no later than its caller, and where its own errors point")
+        rel = [e for a, e, _w in t.pending if a == "relations"]
+        if rel:
+            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
+                      reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed")
+        rest = [e for e in tel if e not in t.named]
+        if rest:
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(rest), environment=env),
+                      reason=f"whether {', '.join(rest)} show an anomaly no later than the entity that depends on them")
         cons = [e for a, e, _w in t.pending if a == "consumers"]
         if cons:
             yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(cons), environment=env, direction="consumers"),
@@ -119,6 +131,18 @@ class DeterministicPlanner:
                     "placement", root):
                 yield Gap(claim_id=claim.id, act=PlacementAction(entity=root, environment=env),
                           reason=f"where {root} runs, and what else runs there")
+
+    def _complete(self, case: Case, claim: CausalChainClaim, t: Trace) -> Iterable[Gap]:
+        """What only completes the picture around hops the anomaly already points along."""
+        env = case.subject.environment
+        rel = [e for a, e, _w in t.later if a == "relations"]
+        if rel:
+            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
+                      reason=f"what else {', '.join(rel)} depend on (their errors already point along the path)")
+        tel = [e for a, e, _w in t.later if a == "telemetry"]
+        if tel:
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
+                      reason=f"whether {', '.join(tel)}, which no error line names, show an anomaly too")
 
     def _after_root(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace,
                     d: ClaimDecision | None) -> Iterable[Gap]:

@@ -86,7 +86,10 @@ class EntityState:
         return self.status == "anomalous"
 
 
-def entity_state(k: Knowledge, entity: str) -> EntityState:
+def entity_state(k: Knowledge, entity: str, caller: str | None = None) -> EntityState:
+    """How `entity` stands in the window. With `caller`, an entity whose own signals look healthy
+    (or that has none) counts as anomalous only as *that* caller sees it: a hop follows the errors
+    of the entity it starts from, not anybody's."""
     own = [(f, e) for f, e in k.signals.get(entity, [])]
     bad = sorted(((f, e) for f, e in own if is_bad(f)), key=lambda r: r[0].onset)
     load = tuple(sorted(((f, e) for f, e in own if is_load(f)), key=lambda r: r[0].onset))
@@ -98,8 +101,14 @@ def entity_state(k: Knowledge, entity: str) -> EntityState:
     if own and not done and k.searches.looked("telemetry", entity):
         return EntityState(entity, "unknown")  # streams left unread could still show the anomaly
     if any(f.decidable for f, _e in own):
-        return EntityState(entity, "normal", None, "own", (), tuple(r for r in own if r[0].decidable), load,
-                           denied=denied)
+        normal = tuple(r for r in own if r[0].decidable)
+        # its own signals look healthy, yet its callers' errors naming it burst: the failure is on
+        # the way to it (a certificate, a DNS record, a limit that refuses connections) and shows
+        # only where it is called from
+        seen = callers_seeing(k, entity, caller)
+        if seen:
+            return EntityState(entity, "anomalous", seen[0][0].ts, "callers", tuple(seen), normal, load)
+        return EntityState(entity, "normal", None, "own", (), normal, load, denied=denied)
     if own:
         return EntityState(entity, "undecidable", normal=tuple(own), denied=denied)
     if denied:
@@ -111,15 +120,18 @@ def entity_state(k: Knowledge, entity: str) -> EntityState:
     if k.kind(entity) == "component":
         return EntityState(entity, "no_telemetry")  # a library runs inside its callers: their anomaly is its
     # no telemetry of its own: anomalous as its callers see it (their bad lines name it)
-    seen = callers_seeing(k, entity)
+    seen = callers_seeing(k, entity, caller)
     if seen:
         return EntityState(entity, "anomalous", seen[0][0].ts, "callers", tuple(seen))
     return EntityState(entity, "no_telemetry")
 
 
-def callers_seeing(k: Knowledge, entity: str) -> list[Ref]:
+def callers_seeing(k: Knowledge, entity: str, caller: str | None = None) -> list[Ref]:
+    """The bursting bad lines of anomalous callers (or of one `caller`) that name `entity`, earliest first."""
     out = []
     for writer, refs in k.mentions.items():
+        if caller is not None and writer != caller:
+            continue
         if writer == entity or not any(is_bad(f) for f, _e in k.signals.get(writer, [])):
             continue
         out += [(m, e) for m, e in refs if m.name == entity and m.anomalous]
@@ -187,6 +199,8 @@ class Node:
     """The relation refs that state parent -> entity (or, sideways, entity -> parent)."""
     sideways: bool = False
     depth: int = 0
+    via_named: bool = False
+    """Its caller's bursting error lines name it: the anomaly itself points along this hop."""
 
 
 @dataclass
@@ -194,6 +208,11 @@ class Trace:
     nodes: dict[str, Node] = field(default_factory=dict)
     pending: list[tuple[str, str, str]] = field(default_factory=list)
     """(action, entity, why): lookups that could extend or cut the path."""
+    later: list[tuple[str, str, str]] = field(default_factory=list)
+    """(action, entity, why): lookups that only complete the picture around a hop the anomaly's own
+    lines already point along (the other dependencies of a caller whose errors name the next hop)."""
+    named: set[str] = field(default_factory=set)
+    """Entities the anomalous lines of an entity on the path name: where its errors point."""
     blocked: list[str] = field(default_factory=list)
     """Denied sources a lookup for an entity on the path returned."""
     failed: list[str] = field(default_factory=list)
@@ -215,15 +234,29 @@ class Trace:
     def need(self, action: str, entity: str, why: str) -> None:
         if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
             self.pending.append((action, entity, why))
+        self.later = [p for p in self.later if p[:2] != (action, entity)]
+
+    def defer(self, action: str, entity: str, why: str) -> None:
+        if not any(p[:2] == (action, entity) for p in (*self.pending, *self.later)):
+            self.later.append((action, entity, why))
 
 
 def _deps(k: Knowledge, entity: str) -> dict[str, list[Ref]]:
     return k.dependencies(entity)
 
 
+def named_by(k: Knowledge, entity: str) -> set[str]:
+    """Entities the bursting warning/error lines (spans, events) of `entity` name: where its errors point."""
+    return {m.name for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name != entity}
+
+
 def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:
     """Best-first over stated relations: each entity is expanded once, so the work is linear in the
-    relations read (no path enumeration); depth is bounded by `max_hops`."""
+    relations read (no path enumeration); depth is bounded by `max_hops`.
+
+    The anomaly's own lines lead: a dependency that an entity's bursting error lines name is
+    followed first, and while one of those explains it, its other dependencies and relations are
+    only looked up to complete the picture (`later`), never before the path reaches its end."""
     t = Trace()
     s = start or entity_state(k, subject)
     t.nodes[subject] = Node(subject, s, None)
@@ -238,7 +271,6 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
     while frontier:
         x = frontier.popleft()
         node = t.nodes[x]
-        explained_by: list[str] = []
         if node.depth >= max_hops:
             t.notes.append(f"stopped at {x}: max_hops {max_hops}")
             t.roots.append(x)
@@ -246,13 +278,24 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         if x != subject and not k.searches.done_full(x) and k.kind(x) != "component":
             # its own lines name what its errors involve: callers' view of what lies below, implication
             t.need("telemetry", x, f"every signal of {x}, whose own lines name where its errors come from")
-        if not k.searches.done("relations", x, direction="dependencies"):
-            t.need("relations", x, f"what {x} depends on")
+        named = named_by(k, x)
+        t.named |= named
         t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
-        children = _expand(k, t, x, node, _deps(k, x))
-        explained_by += children
-        frontier.extend(sorted(explained_by, key=lambda e: (t.nodes[e].state.onset, e)))
-        if not explained_by:
+        unknown: list[tuple[str, str]] = []
+        children = _expand(k, t, x, node, _deps(k, x), named=named, unknown=unknown)
+        led = any(c in named or t.nodes[c].via_named for c in children)
+        for d, why in unknown:
+            if d in named or not led:
+                t.need("telemetry", d, why)
+            else:
+                t.defer("telemetry", d, why + f" (not named by {x}'s errors)")
+        if not k.searches.done("relations", x, direction="dependencies"):
+            if led:
+                t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
+            else:
+                t.need("relations", x, f"what {x} depends on")
+        frontier.extend(sorted(children, key=lambda e: (t.nodes[e].state.onset, e)))
+        if not children:
             t.roots.append(x)
     _choose_root(k, t)
     # sideways, from the chosen root only: a consumer of what it is whose load rose first
@@ -267,23 +310,26 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
 
 
 def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref]],
-            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset()) -> list[str]:
+            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset(), *, named: set[str] = frozenset(),
+            unknown: list[tuple[str, str]] | None = None) -> list[str]:
     out: list[str] = []
+    unknown = unknown if unknown is not None else []
     for d in sorted(deps):
         refs = tuple((*through, *deps[d]))
         if d in t.nodes or d in seen:
             continue
         kind = k.kind(d)
-        st = entity_state(k, d)
+        st = entity_state(k, d, caller=x)
         if kind == "component" and not k.signals.get(d):
             # a library runs inside its caller: look through it to what it talks to
             inner = {n: r for n, r in _deps(k, d).items() if n not in t.nodes}
             if not k.searches.done("relations", d, direction="dependencies"):
                 t.need("relations", d, f"what {d} talks to")
-            out += _expand(k, t, x, node, inner, refs, seen | {d})
+            out += _expand(k, t, x, node, inner, refs, seen | {d}, named=named | ({*inner} if d in named else set()),
+                           unknown=unknown)
             continue
         if st.status == "unknown":
-            t.need("telemetry", d, f"whether {d} (a dependency of {x}) shows an anomaly")
+            unknown.append((d, f"whether {d} (a dependency of {x}) shows an anomaly"))
             continue
         if st.status == "denied":
             t.blocked += [s for s in st.denied if s not in t.blocked]
@@ -303,7 +349,7 @@ def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref
             if ex.observed:
                 t.notes.append(ex.why)
             continue
-        t.nodes[d] = Node(d, st, x, refs, depth=node.depth + 1)
+        t.nodes[d] = Node(d, st, x, refs, depth=node.depth + 1, via_named=d in named)
         out.append(d)
     return out
 

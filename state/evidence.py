@@ -114,6 +114,9 @@ class Hit(Frozen):
     """Revision of the source when it was indexed (empty for structured lookups)."""
     focus: str = ""
     """What the lookup was about (an entity, a series key): the read step derives facts for it."""
+    about: str = ""
+    """The entity a structured lookup of several entities returned this hit for (telemetry,
+    relations): whether *that* entity has streams left unread is then known per entity."""
 
 
 # --- actions: what the planner asks a tool to do ---------------------------------------------

@@ -19,6 +19,8 @@ class HitRef(Frozen):
     score: float
     channel: str
     focus: str = ""
+    about: str = ""
+    """The entity a lookup of several entities returned this hit for."""
 
 
 class ReadRef(Frozen):

@@ -237,9 +237,9 @@ def test_path_search_visits_each_entity_once_on_a_dense_graph():
 
     real = rules.entity_state
 
-    def counting(kk, e):
+    def counting(kk, e, caller=None):
         calls["n"] += 1
-        return real(kk, e)
+        return real(kk, e, caller)
 
     rules.entity_state = counting
     try:
@@ -328,3 +328,60 @@ def test_a_change_the_anomaly_names_is_confirmed_even_with_an_unobserved_depende
     w.read(names("s2", "pool_size", -4))  # s2's error lines name the key CFG-1 changed
     d, _k = decide(w)
     assert d.root_cause is not None and d.root_cause.change == "CFG-1" and d.verdict == "confirmed", d.missing
+
+
+# --- following the anomaly's own lines ---------------------------------------------------------
+
+def test_a_dependency_the_callers_errors_name_is_followed_first_and_the_others_wait():
+    """web's bursting error lines name s1; s1 explains web, so web's other dependencies are only
+    looked up to complete the picture, never before the path reaches its end."""
+    w = World()
+    w.read(rise("web", 0), names("web", "s1", 0.5, kind="service"))
+    w.read(dep("web", "s1"), dep("web", "other-a"), dep("web", "other-b"), source_kind="catalog")
+    w.read(rise("s1", -3))
+    w.looked(TelemetryAction(entities=("web",), environment="prod"))
+    w.looked(TelemetryAction(entities=("s1",), environment="prod"))
+    t = trace(w.knowledge(), "web", 6)
+    assert t.path("s1") == ["web", "s1"] and t.nodes["s1"].via_named
+    pending = {(a, e) for a, e, _w in t.pending}
+    assert ("telemetry", "other-a") not in pending and ("relations", "web") not in pending
+    assert ("telemetry", "other-a") in {(a, e) for a, e, _w in t.later}
+    assert ("relations", "s1") in pending, "the end of the path still needs what it depends on"
+
+
+def test_with_no_named_dependency_every_dependency_is_read_before_the_path_goes_on():
+    w = World()
+    w.read(rise("web", 0))
+    w.read(dep("web", "s1"), dep("web", "other-a"), source_kind="catalog")
+    w.read(rise("s1", -3))
+    w.looked(TelemetryAction(entities=("web",), environment="prod"))
+    w.looked(TelemetryAction(entities=("s1",), environment="prod"))
+    t = trace(w.knowledge(), "web", 6)
+    assert ("telemetry", "other-a") in {(a, e) for a, e, _w in t.pending}
+
+
+def test_a_dependency_that_looks_healthy_is_followed_when_its_callers_errors_naming_it_burst():
+    """A certificate or DNS change breaks the way to a service whose own metrics stay flat: its
+    caller's errors naming it are the anomaly, and the change of the service is the cause."""
+    w = World()
+    w.read(rise("web", 0), names("web", "api", 0.2, kind="service"))
+    w.read(dep("web", "api"), source_kind="config")
+    w.read(flat("api"))
+    w.read(change("CERT-9", "api", -2, type_="certificate"), source_kind="change")
+    w.everything_looked("web", "api")
+    d, k = decide(w)
+    assert entity_state(k, "api", caller="web").how == "callers"
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("api", "CERT-9"), d.missing
+    assert d.verdict == "confirmed", d.missing
+
+
+def test_a_healthy_dependency_is_seen_failing_only_by_the_caller_whose_errors_name_it():
+    """Another service's errors naming db do not make db a hop of web's path."""
+    w = World()
+    w.read(rise("web", 0))
+    w.read(rise("batch", -1), names("batch", "db", -1, kind="database"))
+    w.read(dep("web", "db"), source_kind="catalog")
+    w.read(flat("db"))
+    w.everything_looked("web", "db", "batch")
+    t = trace(w.knowledge(), "web", 6)
+    assert "db" not in t.nodes and t.root == "web"

@@ -390,6 +390,17 @@ def log_relations(doc: SourceDoc, reg: Registry, profile: Profile) -> list:
     return [r for r in out.values() if r is not None]
 
 
+def stated_by(doc: SourceDoc, signal: str, entity: str, reg: Registry, profile: Profile) -> list:
+    """The relations an entity's own log lines (`logs`) or spans (`traces`) state, with it as the caller."""
+    if signal == "logs":
+        rels = log_relations(doc, reg, profile)
+    elif signal == "traces":
+        rels = trace_relations(doc, reg, profile)
+    else:
+        return []
+    return [r for r in rels if r.source == entity]
+
+
 def placement_facts(doc: SourceDoc, reg: Registry) -> list:
     out: list = []
     env = doc.entry.environment
