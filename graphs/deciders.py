@@ -113,7 +113,7 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], set
     types = {k.profile.change_type(t) for t in claim.change_types}
     rule = (f"change_in_window: a change of {', '.join(entities)} took effect in "
             f"{w.change_from:%H:%M}–{w.end:%H:%M} ({w.change_from:%Y-%m-%d %z})")
-    found = [e for c, e in k.changes if (c.entity in entities or c.target in entities) and c.type != "rollback"
+    found = [e for c, e in k.changes if any(x in entities for x in c.about) and c.type != "rollback"
              and c.effective is not None and w.change_from <= c.effective <= w.end and (not types or c.type in types)]
     if found:
         return ClaimDecision(claim_id=claim.id, state="supported", verdict="confirmed", rule=rule,
@@ -235,6 +235,14 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
                      for d, why in t.checked.items()]
     alternatives += [Alternative(what=e, status="unchecked", why=f"not read: {why}", evidence_ids=())
                      for act, e, why in t.later if act == "telemetry" and e not in t.checked]
+    for d, by in t.aside.items():
+        if d in t.nodes or d in t.checked:
+            continue
+        st = entity_state(k, d)
+        alternatives.append(Alternative(
+            what=d, status="off_path" if st.anomalous else _ruled(k, d), evidence_ids=st.evidence,
+            why=(f"{d} is anomalous too, but {by}'s errors point elsewhere and no entity on the path names it"
+                 if st.anomalous else f"{d} ({st.status.replace('_', ' ')}); {by}'s errors point elsewhere")))
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
     if cause is not None and cause.contested:
         conflicts += (_contested_words(k, cause),)
@@ -284,7 +292,7 @@ def _other_changes(k: Knowledge, t: Trace, cause: Cause | None) -> list[Alternat
             continue
         if not (w.change_from <= ch.effective <= w.end):
             continue
-        ent = ch.target if ch.target in t.nodes else ch.entity
+        ent = next((x for x in ch.about if x in t.nodes), ch.target if ch.target in t.nodes else ch.entity)
         if ent == t.root:
             continue  # judged at the root (cause_at)
         if ent in t.nodes and t.root is not None and ent in path:

@@ -314,4 +314,4 @@ class Knowledge:
         return self.kinds.get(entity, "service")
 
     def changes_of(self, entity: str) -> list[Ref]:
-        return [(c, e) for c, e in self.changes if entity in (c.entity, c.target)]
+        return [(c, e) for c, e in self.changes if entity in c.about]

@@ -213,6 +213,9 @@ class Trace:
     lines already point along (the other dependencies of a caller whose errors name the next hop)."""
     named: set[str] = field(default_factory=set)
     """Entities the anomalous lines of an entity on the path name: where its errors point."""
+    aside: dict[str, str] = field(default_factory=dict)
+    """Dependencies (-> the entity on the path that has them) left aside because that entity's
+    errors point elsewhere; any that are anomalous and never joined the path are listed."""
     blocked: list[str] = field(default_factory=list)
     """Denied sources a lookup for an entity on the path returned."""
     failed: list[str] = field(default_factory=list)
@@ -282,14 +285,28 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         t.named |= named
         t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
         unknown: list[tuple[str, str]] = []
-        children = _expand(k, t, x, node, _deps(k, x), named=named, unknown=unknown)
-        led = any(c in named or t.nodes[c].via_named for c in children)
+        deps = _deps(k, x)
+        # what the errors name first: while one of those explains x, the path goes on along it only
+        children = _expand(k, t, x, node, {d: r for d, r in deps.items() if d in named}, named=named, unknown=unknown)
+        led = bool(children)
+        rest = {d: r for d, r in deps.items() if d not in named}
+        if led:
+            for d in sorted(rest):
+                if d in t.nodes or d in t.checked:
+                    continue
+                if entity_state(k, d).status == "unknown":
+                    t.defer("telemetry", d, f"whether {d} (a dependency of {x}) shows an anomaly too "
+                                            f"(not named by {x}'s errors)")
+                else:
+                    t.aside.setdefault(d, x)
+        else:
+            children += _expand(k, t, x, node, rest, named=named, unknown=unknown)
         for d, why in unknown:
             if d in named or not led:
                 t.need("telemetry", d, why)
             else:
                 t.defer("telemetry", d, why + f" (not named by {x}'s errors)")
-        if not k.searches.done("relations", x, direction="dependencies"):
+        if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in CONDUITS:
             if led:
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
             else:
@@ -298,9 +315,12 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         if not children:
             t.roots.append(x)
     _choose_root(k, t)
-    # sideways, from the chosen root only: a consumer of what it is whose load rose first
+    # sideways, from the chosen root only: a consumer of what it is whose load rose first. Only once
+    # its changes are known and none explains it: a change of the root is looked for first
     while t.root is not None and not t.pending and t.nodes[t.root].depth < max_hops:
         root = t.root
+        if not k.searches.done("changes", root) or change_candidates(k, root, t.nodes[root].state.onset):
+            break
         side = _sideways(k, t, root, t.nodes[root])
         if not side:
             break
@@ -381,10 +401,38 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
     return out
 
 
+CONDUITS = ("queue",)
+"""Kinds that only carry work between others: a queue's backlog or lag grows because its consumers
+slowed down or its producers surged, so it is a root only when nothing else is."""
+
+
+def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list[Ref]:
+    """Changes of `entity` acting on it at `onset`: taken effect in `[onset − change_lookback,
+    onset + onset_tolerance]`, or started by then and still under way."""
+    if onset is None:
+        return []
+    w = k.case.window
+    lo, hi = onset - w.change_lookback, onset + w.onset_tolerance
+    out = []
+    for ch, eid in k.changes_of(entity):
+        at = ch.effective
+        if ch.type == "rollback" or at is None:
+            continue
+        if lo <= at <= hi or (ch.started_at is not None and ch.started_at <= hi < at):
+            out.append((ch, eid))
+    return out
+
+
 def _choose_root(k: Knowledge, t: Trace) -> None:
     roots = [r for r in dict.fromkeys(t.roots) if r in t.nodes]
     if not roots:
         return
+    conduits = [r for r in roots if k.kind(r) in CONDUITS and not t.nodes[r].sideways]
+    if conduits and len(conduits) < len(roots):
+        for r in conduits:
+            t.checked.setdefault(r, f"{r} is a {k.kind(r)}: its backlog grows when what consumes it slows down, "
+                                    f"which the path follows instead")
+        roots = [r for r in roots if r not in conduits]
     tol = k.case.window.onset_tolerance
     roots.sort(key=lambda r: (t.nodes[r].state.onset or datetime.max.replace(tzinfo=None), -t.nodes[r].depth, r))
     best = roots[0]
@@ -487,7 +535,10 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         at = ch.effective
         if ch.type == "rollback":
             continue
-        if at > hi:
+        under_way = ch.started_at is not None and ch.started_at <= hi < at
+        """Started before the onset and still going (a migration, a rolling deploy, a push to a fleet):
+        such changes take effect as they progress, so it was acting on the root when the anomaly began."""
+        if at > hi and not under_way:
             if at <= w.end:
                 res.rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {at:%H:%M:%S}, after {root}'s onset "
                                                            f"{onset:%H:%M:%S}", (eid,)))
@@ -508,7 +559,7 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                                     ended[ch.id]))
         res.candidates.append(cand)
     for c, e in k.undated:
-        if root in (c.entity, c.target):
+        if root in c.about:
             res.rejected.append((c.id, "unchecked", f"no source dates {c.id} (no ScalingReplicaSet scale-up of its "
                                                    f"pod-template hash, no history time): it cannot be placed in time", (e,)))
     chosen: Candidate | None = None

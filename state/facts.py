@@ -108,6 +108,8 @@ class ChangeFact(Frozen):
     """Normalised: deployment, config_push, feature_flag, certificate, dns, rollback, infrastructure, or as written."""
     entity: str
     target: str | None = None
+    targets: tuple[str, ...] = ()
+    """Every entity a change to several (a fleet, a target group) was applied to."""
     environment: str
     started_at: datetime | None = None
     completed_at: datetime | None = None
@@ -127,6 +129,11 @@ class ChangeFact(Frozen):
     @property
     def effective(self) -> datetime | None:
         return self.completed_at or self.started_at
+
+    @property
+    def about(self) -> tuple[str, ...]:
+        """The entities the change touched: its service, its target, and every target it went to."""
+        return tuple(dict.fromkeys(e for e in (self.entity, self.target, *self.targets) if e))
 
 
 class SnapshotFact(Frozen):

@@ -167,6 +167,9 @@ class ChangeRecord(Frozen):
     type: str
     service: str
     target: str | None = None
+    targets: tuple[str, ...] = ()
+    """Every entity the change was applied to, when it went to several (a push to a fleet or a
+    target group: `service` names the group, `targets` its members)."""
     environment: str
     started_at: AwareDatetime
     completed_at: AwareDatetime | None = None
@@ -182,6 +185,11 @@ class ChangeRecord(Frozen):
     @classmethod
     def _as_text(cls, value: object) -> object:
         return _text(value)
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _times(self) -> "ChangeRecord":

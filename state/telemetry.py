@@ -104,6 +104,8 @@ class Change(Located):
     """As written; normalised through the profile's `change_types` by the rules."""
     service: str
     target: str | None = None
+    targets: tuple[str, ...] = ()
+    """Every entity a change to several (a fleet, a target group) was applied to."""
     environment: str
     started_at: datetime | None = None
     completed_at: datetime | None = None

@@ -6,7 +6,7 @@ what follows: which path, which root, which cause, which verdict.
 
 from __future__ import annotations
 
-from rulesworld import World, case, change, dep, flat, names, rise
+from rulesworld import World, at, case, change, dep, flat, names, rise
 
 from graphs.deciders import decide_causal
 from graphs.rules import cause_at, entity_state, explains, trace
@@ -385,3 +385,36 @@ def test_a_healthy_dependency_is_seen_failing_only_by_the_caller_whose_errors_na
     w.everything_looked("web", "db", "batch")
     t = trace(w.knowledge(), "web", 6)
     assert "db" not in t.nodes and t.root == "web"
+
+
+def test_a_change_under_way_when_the_anomaly_began_is_a_candidate():
+    """A migration (or rolling deploy) that started before the onset and finished after it was acting
+    on the root when the anomaly began."""
+    w = cascade(depth=1)
+    w.evidence = [e for e in w.evidence if not any(getattr(f, "kind", "") == "change" for f in e.facts)]
+    slow = change("MIG-7", "s1", 6, type_="deployment").model_copy(update={"started_at": at(-4)})
+    w.read(slow, source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.change == "MIG-7", d.missing
+
+
+def test_a_queue_whose_backlog_grows_is_looked_through_to_the_consumer_that_slowed():
+    w = World(kinds={"jobs-q": "queue"})
+    w.read(rise("web", 0), names("web", "jobs-q", 0.2, kind="queue"), names("web", "worker", 0.2, kind="service"))
+    w.read(dep("web", "jobs-q", "calls", "log field queue"), dep("web", "worker", "calls", "log field consumer"))
+    w.read(rise("jobs-q", -1.5, base=10, level=5000, role="saturation", unit="", name="backlog"))
+    w.read(rise("worker", -2))
+    w.read(change("FLAG-1", "worker", -4, type_="feature_flag"), source_kind="change")
+    w.everything_looked("web", "jobs-q", "worker")
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.entity == "worker" and d.verdict == "confirmed", d.missing
+    assert "jobs-q" in {a.what for a in d.alternatives}
+
+
+def test_a_change_sent_to_a_group_of_targets_is_a_change_of_each_target():
+    w = cascade(depth=1)
+    w.evidence = [e for e in w.evidence if not any(getattr(f, "kind", "") == "change" for f in e.facts)]
+    push = change("PUSH-3", "cache-fleet", -4, type_="config_push").model_copy(update={"targets": ("s1", "other")})
+    w.read(push, source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("s1", "PUSH-3"), d.missing

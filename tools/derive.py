@@ -477,8 +477,10 @@ def change_facts(doc: SourceDoc, reg: Registry, profile: Profile) -> list:
     for ch in doc.changes:
         entity = reg.resolve(ch.service) or ch.service
         target = (reg.resolve(ch.target) or ch.target) if ch.target else None
+        targets = tuple(dict.fromkeys(reg.resolve(x) or x for x in ch.targets))
         out.append(ChangeFact(
-            id=ch.id, type=profile.change_type(ch.type), entity=entity, target=target, environment=ch.environment,
+            id=ch.id, type=profile.change_type(ch.type), entity=entity, target=target, targets=targets,
+            environment=ch.environment,
             started_at=ch.started_at, completed_at=ch.completed_at, version_from=ch.version_from,
             version_to=ch.version_to, summary=ch.summary, config_changes=ch.config_changes,
             dependency_changes=ch.dependency_changes, flag=ch.flag, rollback_of=ch.rollback_of, revision=ch.revision,

@@ -131,6 +131,7 @@ class EntityExtractor:
                 put(ch.service, "service")
                 if ch.target:
                     targets.append(ch.target)
+                targets.extend(ch.targets)
                 for dc in ch.dependency_changes:
                     put(dc.name, "component")
                 keys.update(cc.key for cc in ch.config_changes)

@@ -404,8 +404,10 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
             elif f.kind == "placement":
                 placements.append((d.id, env, f.workload, f.node, f.pod, f.at.start if f.at else 0, f.at.end if f.at else 0))
         for f in derive.change_facts(d, reg, profile):
-            changes.append((d.id, f.id, f.type, f.entity, f.target, f.environment, f.effective, f.started_at,
-                            f.completed_at, f.template_hash, f.at.start if f.at else 0, f.at.end if f.at else 0))
+            # one row per entity a change touched: a push to several targets is found by each
+            for target in dict.fromkeys([f.target, *f.targets]) if f.targets else [f.target]:
+                changes.append((d.id, f.id, f.type, f.entity, target, f.environment, f.effective, f.started_at,
+                                f.completed_at, f.template_hash, f.at.start if f.at else 0, f.at.end if f.at else 0))
         for f in derive.rollout_dates(d, reg):
             rollouts.append((d.id, f.workload, f.template_hash, f.ts, f.at.start if f.at else 0, f.at.end if f.at else 0))
         if d.kind in ("mapping", "ownership", "config", "catalog"):

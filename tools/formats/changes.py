@@ -25,6 +25,7 @@ _REV_HEAD = re.compile(r"with revision #(?P<rev>\d+)")
 
 def from_record(record: ChangeRecord, start: int, end: int) -> Change:
     return Change(start=start, end=end, id=record.id, type=record.type, service=record.service, target=record.target,
+                  targets=record.targets,
                   environment=record.environment, started_at=record.started_at, completed_at=record.completed_at,
                   version_from=record.version_from, version_to=record.version_to, summary=record.summary,
                   config_changes=record.config_changes, dependency_changes=record.dependency_changes,
