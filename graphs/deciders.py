@@ -168,8 +168,8 @@ def _cause_hops(k: Knowledge, cause: Cause, claim: CausalChainClaim) -> list[Hop
                             evidence_ids=cause.refined_evidence, status="applicable" if statuses else "unknown",
                             note="; ".join(n for _s, n in statuses)))
     elif cause.kind == "capacity":
-        hops.append(Hop(source=root, target="traffic", relation="load", evidence_ids=cause.evidence,
-                        status="applicable", note=cause.summary))
+        hops.append(Hop(source=root, target=cause.element or "traffic", relation="limit reached" if cause.element
+                        else "load", evidence_ids=cause.evidence, status="applicable", note=cause.summary))
     return hops
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from state.case import Case
 from state.evidence import (
-    ChangesAction, DocumentsAction, Evidence, PlacementAction, RelationsAction, TelemetryAction,
+    ChangesAction, DocumentsAction, Evidence, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
 )
 from state.facts import (
     ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
@@ -76,6 +76,8 @@ class Searches:
                 entities = a.entities
             elif isinstance(a, DocumentsAction):
                 entities = a.seeds
+            elif isinstance(a, RecordsAction):
+                entities = (a.entity,)
             read_ids = {r.chunk_id for r in (read.reads if read else ())}
             unread = [h for h in st.hits if h.chunk_id not in read_ids]
             more = bool(unread)
@@ -152,6 +154,8 @@ class Knowledge:
     statements: list[Ref] = field(default_factory=list)
     injections: list[Ref] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)
+    configs: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    """Configuration snapshots read, by entity (its settings: limits, pool sizes, timeouts)."""
     undated: list[Ref] = field(default_factory=list)
     """Changes read that have no time (a rollout revision no event dates): they can never be a cause."""
 
@@ -185,6 +189,8 @@ class Knowledge:
                 elif isinstance(f, SnapshotFact):
                     if f.environment in (k.env, "*"):
                         snapshots.append((f, ev.id))
+                        if not any(s.source_id == f.source_id for s, _e in k.configs[f.entity]):
+                            k.configs[f.entity].append((f, ev.id))
                 elif isinstance(f, RolloutDateFact):
                     rollouts.append((f, ev.id))
                 elif isinstance(f, PlacementFact):

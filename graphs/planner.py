@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graphs.knowledge import Knowledge
-from graphs.rules import Trace, applicability, cause_at
+from graphs.rules import Trace, applicability, cause_at, change_candidates
 from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, SymptomClaim
 from state.claims import ClaimDecision
 from state.evidence import (
@@ -131,6 +131,10 @@ class DeterministicPlanner:
                     "placement", root):
                 yield Gap(claim_id=claim.id, act=PlacementAction(entity=root, environment=env),
                           reason=f"where {root} runs, and what else runs there")
+            if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
+                    and not k.searches.looked("records", root)):
+                yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),
+                          reason=f"what {root} is configured with: a limit its load may have reached")
 
     def _complete(self, case: Case, claim: CausalChainClaim, t: Trace) -> Iterable[Gap]:
         """What only completes the picture around hops the anomaly already points along."""

@@ -12,7 +12,9 @@ cite them; none reads a source or the store.
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -444,6 +446,60 @@ def _choose_root(k: Knowledge, t: Trace) -> None:
             t.ambiguous.append(r)
 
 
+# --- limits -------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z]+|[^\x00-\x7f]+")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of a name, a plural `s` folded (`connections` ~ `connection`)."""
+    out = set()
+    for w in _WORD.findall(text.lower().replace("_", " ")):
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+@dataclass(frozen=True)
+class AtLimit:
+    signal: SignalFact
+    evidence: str
+    key: str
+    limit: float
+    config_evidence: str
+    reached: datetime
+
+
+def at_limit(k: Knowledge, entity: str) -> list[AtLimit]:
+    """Series of `entity` that reached a limit configured for it in the search range (≥
+    `saturation_level` of it) after a baseline below it. A setting bounds a series when its key
+    shares a word with the series' name, unit or source (the profile's limit words aside):
+    `max_connections: 300` bounds `…connections.prom.json`, `worker-threads: 96` bounds `workers`."""
+    limit_words = {w for x in k.profile.limit_words for w in _words(x)}
+    own = _words(entity)
+    out: list[AtLimit] = []
+    level = k.profile.anomaly.saturation_level
+    settings = [(key, value, eid) for snap, eid in k.configs.get(entity, []) for key, value in snap.settings.items()]
+    for sig, eid in k.signals.get(entity, []):
+        if sig.signal != "metric" or not sig.points or sig.role in ("latency", "availability"):
+            continue
+        ev = k.evidence.get(eid.split("+")[0])
+        words = _words(" ".join([sig.name, sig.unit, sig.series, ev.source_id if ev else ""])) - limit_words - own
+        for key, value, ceid in settings:
+            try:
+                limit = float(str(value).strip())
+            except ValueError:
+                continue
+            if not math.isfinite(limit) or limit <= 0 or not (_words(key) - limit_words - own) & words:
+                continue
+            w = k.case.window
+            base = [v for t, v in sig.points if t < w.search_from]
+            hits = [(t, v) for t, v in sig.points if w.search_from <= t <= w.end and v >= level * limit]
+            if hits and base and statistics.median(base) < level * limit:
+                out.append(AtLimit(sig, eid, key, limit, ceid, hits[0][0]))
+                break
+    return sorted(out, key=lambda a: a.reached)
+
+
 # --- the cause at the root ---------------------------------------------------------------------
 
 @dataclass
@@ -606,8 +662,16 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         res.cause = Cause(entity=root, kind="capacity", evidence=tuple(e for _f, e in loads),
                           summary=f"{root}'s own traffic rose ({loads[0][0].name}) with no change before its onset")
         return res
-    res.missing.append(f"a change, a consumer's load or a traffic rise that explains {root}'s anomaly "
-                       f"(onset {onset:%H:%M:%S}): {root}'s changes in {lo:%H:%M}–{hi:%H:%M}")
+    full = at_limit(k, root)
+    if full:
+        a = full[0]
+        res.cause = Cause(entity=root, kind="capacity", evidence=tuple(dict.fromkeys((a.evidence, a.config_evidence))),
+                          element=a.key, summary=f"{root}'s {a.signal.name} reached its configured limit "
+                                                 f"{a.key} = {a.limit:g} at {a.reached:%H:%M:%S} with no change "
+                                                 f"before its onset")
+        return res
+    res.missing.append(f"a change, a consumer's load, a traffic rise or a configured limit reached that explains "
+                       f"{root}'s anomaly (onset {onset:%H:%M:%S}): {root}'s changes in {lo:%H:%M}–{hi:%H:%M}")
     return res
 
 

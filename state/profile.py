@@ -70,6 +70,9 @@ class Profile(Frozen):
     environments: tuple[str, ...] = ()
     host_suffixes: tuple[str, ...]
     injection_phrases: tuple[str, ...]
+    limit_words: tuple[str, ...] = ()
+    """Words that only say a setting is a limit (`max`, `limit`, `capacity`…): left out when a
+    configured limit is matched to the series it bounds by the words they share."""
 
     @field_validator("version_patterns")
     @classmethod

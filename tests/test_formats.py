@@ -144,6 +144,10 @@ def test_a_python_traceback_is_one_event():
     ("2026-04-29 10:34:51.123 UTC [4242] FATAL:  remaining connection slots are reserved for superuser connections",
      "error"),
     ("2026-04-29 10:34:51.123 UTC [4242] LOG:  checkpoint starting: time", "info"),
+    # PostgreSQL with RDS's prefix '%t:%r:%u@%d:[%p]:' (the level ends a colon-separated prefix)
+    ("2026-04-29 10:34:51 UTC:10.46.9.145(43610):app@orders:[27531]:FATAL:  remaining connection slots are reserved",
+     "error"),
+    ("2026-04-29 10:34:51 UTC::@:[526]:LOG:  checkpoint starting: time", "info"),
 ])
 def test_plain_lines_read_the_level_in_its_common_spellings(line, severity):
     events, bad = logs.parse_plain(line + "\n", P, "Z")

@@ -12,7 +12,7 @@ from graphs.deciders import decide_causal
 from graphs.rules import cause_at, entity_state, explains, trace
 from state.case import CausalChainClaim
 from state.evidence import TelemetryAction
-from state.facts import PlacementFact, RelationFact
+from state.facts import PlacementFact, RelationFact, SignalFact
 
 CLAIM = CausalChainClaim(id="cause", kind="causal_chain", statement="s")
 
@@ -418,3 +418,34 @@ def test_a_change_sent_to_a_group_of_targets_is_a_change_of_each_target():
     w.read(push, source_kind="change")
     d, _k = decide(w)
     assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("s1", "PUSH-3"), d.missing
+
+
+# --- capacity ------------------------------------------------------------------------------------
+
+def _saturated_db(limit: str = "300", last: float = 297.0):
+    from state.facts import SnapshotFact
+
+    w = World(kinds={"db": "database"})
+    w.read(rise("web", 0), names("web", "db", 0.1, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    pts = tuple((at(m), 240.0 + (m + 60) * (last - 240.0) / 60) for m in range(-60, 21))
+    conns = SignalFact(entity="db", signal="metric", name="pg_stat_activity_count", role="saturation", unit="count",
+                       anomalous=False, series="db.connections", points=pts, baseline=250.0, level=last)
+    w.read(conns, rise("db", -1, base=0.1, level=5.0, role="errors", unit="lines/min", name="warning/error lines"))
+    w.read(SnapshotFact(entity="db", environment="prod", source_id="db.limits", settings={"max_connections": limit}),
+           source_kind="config")
+    w.everything_looked("web", "db")
+    return w
+
+
+def test_a_root_that_reached_its_configured_limit_with_no_change_is_capacity():
+    d, _k = decide(_saturated_db())
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.kind) == ("db", "capacity"), d.missing
+    assert d.root_cause.element == "max_connections" and d.root_cause.change is None
+    assert d.verdict == "confirmed", d.missing
+
+
+def test_a_limit_far_above_what_the_series_reached_explains_nothing():
+    d, _k = decide(_saturated_db(limit="5000"))
+    assert d.root_cause is None and d.verdict == "insufficient"
+    assert any("configured limit" in m for m in d.missing)

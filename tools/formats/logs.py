@@ -164,6 +164,10 @@ def parse_plain(text: str, profile: Profile, tz: str | None = None) -> tuple[lis
                 level = profile.level_of(tok.split("=", 1)[1].strip('"'))
             else:
                 level = profile.level_of(tok)
+                if level is None and tok.endswith(":") and ":" in tok[:-1]:
+                    # a colon-separated prefix that ends in the level (PostgreSQL's
+                    # `UTC:host(port):user@db:[pid]:FATAL:`, many appliance logs)
+                    level = profile.level_of(tok[:-1].rsplit(":", 1)[1])
             if level is not None and (len(tok.strip("[]<>:")) > 1 or i == 0):
                 severity, msg_at = level, i + 1
                 if i + 1 < len(tokens) and re.fullmatch(r"[A-Za-z][\w.-]*[A-Za-z0-9]", tokens[i + 1]):
