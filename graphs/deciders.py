@@ -210,7 +210,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     if t.root is not None:
         if not k.searches.done("changes", root):
             missing.append(f"changes of {root} before its onset")
-        if k.kind(root) in OBSERVABLE_KINDS and not k.searches.looked("placement", root):
+        if (k.kind(root) in OBSERVABLE_KINDS and not t.nodes[root].sideways
+                and not k.searches.looked("placement", root)):
             missing.append(f"placement of {root} (a node it shares)")
     missing += cres.missing
     missing += _unobservable_below(k, t, cause)

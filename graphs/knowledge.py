@@ -91,7 +91,8 @@ class Searches:
                 failed=tuple(read.failed if read else ()), searched=st.searched, more=more and not stalled,
                 round=st.round, claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
                 direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
-                full=isinstance(a, TelemetryAction) and not a.metric and not a.signals)
+                full=isinstance(a, TelemetryAction) and not a.metric and (
+                    not a.signals or {"logs", "traces", "events"} <= set(a.signals)))
             self.lookups.append(lk)
             per_entity = any(h.about for h in st.hits) and len(entities) > 1
             for e in dict.fromkeys(entities):

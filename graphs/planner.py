@@ -101,8 +101,9 @@ class DeterministicPlanner:
         s = case.subject.service
         if any(a == "telemetry" and e == s for a, e, _w in t.pending):
             # the subject's own lines name where its errors go: read them before its dependencies
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env),
-                      reason=f"every signal of {s}: its own warning lines and spans name where its errors come from")
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(s,), environment=env,
+                                                             signals=("logs", "traces", "events")),
+                      reason=f"the lines, spans and events of {s}: they name where its errors come from")
         tel = [e for a, e, _w in t.pending if a == "telemetry" and e != s]
         named = [e for e in tel if e in t.named]
         for e in named:
@@ -128,7 +129,7 @@ class DeterministicPlanner:
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=(root,), environment=env, start=lo, end=hi),
                           reason=f"a change of {root} (the deepest anomalous entity) shortly before its onset")
             if k.kind(root) not in ("component", "node", "host", "domain", "external") and not k.searches.looked(
-                    "placement", root):
+                    "placement", root) and not t.nodes[root].sideways:
                 yield Gap(claim_id=claim.id, act=PlacementAction(entity=root, environment=env),
                           reason=f"where {root} runs, and what else runs there")
             if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)

@@ -643,8 +643,11 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                            f"subject itself is known otherwise only by the absence of anomalies below it)")
     if chosen is not None:
         ch = chosen.change
-        cause = Cause(entity=root, kind=_cause_kind(ch.type), change=chosen, evidence=(chosen.evidence,),
-                      summary=_describe(ch))
+        # a consumer that loaded what the path shares is a noisy neighbour, whatever change made it one
+        cause = Cause(entity=root, kind="noisy_neighbour" if node.sideways else _cause_kind(ch.type), change=chosen,
+                      evidence=(chosen.evidence, *(e for _f, e in node.state.anomalies)) if node.sideways
+                      else (chosen.evidence,),
+                      summary=(f"{root}'s load rose on {node.parent} after " if node.sideways else "") + _describe(ch))
         if chosen.implicated:
             cause.element = chosen.implicated[0][0]
             cause.element_evidence = tuple(dict.fromkeys(i[2] for i in chosen.implicated))

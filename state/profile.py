@@ -70,6 +70,8 @@ class Profile(Frozen):
     environments: tuple[str, ...] = ()
     host_suffixes: tuple[str, ...]
     injection_phrases: tuple[str, ...]
+    pod_labels: tuple[str, ...] = ()
+    """Series labels that name a pod: such a series is about the pod's workload."""
     limit_words: tuple[str, ...] = ()
     """Words that only say a setting is a limit (`max`, `limit`, `capacity`…): left out when a
     configured limit is matched to the series it bounds by the words they share."""

@@ -449,3 +449,20 @@ def test_a_limit_far_above_what_the_series_reached_explains_nothing():
     d, _k = decide(_saturated_db(limit="5000"))
     assert d.root_cause is None and d.verdict == "insufficient"
     assert any("configured limit" in m for m in d.missing)
+
+
+def test_a_noisy_neighbour_that_a_change_made_one_is_named_with_that_change():
+    w = World(kinds={"node-7": "node", "batch": "workload"})
+    w.read(rise("web", 0))
+    w.read(RelationFact(source="web", target="node-7", relation="runs_on", via="pod placement", environment="prod"),
+           PlacementFact(workload="web", node="node-7"), PlacementFact(workload="batch", node="node-7"),
+           RelationFact(source="batch", target="node-7", relation="runs_on", via="pod placement", environment="prod"),
+           source_kind="kubernetes")
+    w.read(rise("node-7", -2, base=40, level=99, role="saturation", unit="%", name="node_cpu"))
+    w.read(rise("batch", -3, base=0.5, level=7.5, role="saturation", unit="cores", name="cpu_usage"))
+    w.read(change("SYNC-48", "batch", -10), source_kind="change")
+    w.everything_looked("web", "node-7", "batch")
+    d, _k = decide(w)
+    assert d.root_cause is not None, d.missing
+    assert (d.root_cause.entity, d.root_cause.kind, d.root_cause.change) == ("batch", "noisy_neighbour", "SYNC-48")
+    assert d.verdict == "confirmed", d.missing

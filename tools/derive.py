@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from state import yamlio
@@ -26,6 +26,10 @@ from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
 from tools.formats.k8s import rollout_of, workload_of_pod
 from tools.signals import Range, burst_verdict, bucketed, percentile, series_verdict
+
+DERIVATION = "2026-12-02"
+"""Changes whenever what a source yields (streams, relations, changes, their entities) changes:
+part of every index fingerprint, so an index built by an older runtime is rebuilt, not trusted."""
 
 Registry = EntityExtractor
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n|\n(?=\s*[|#*-])|(?<=[。！？])")
@@ -61,13 +65,34 @@ def capacity_of(series: Series) -> float | None:
 
 
 def series_entity(doc: SourceDoc, s: Series, reg: Registry, profile: Profile) -> str | None:
+    for label in profile.pod_labels:
+        # a pod's series is about that pod's workload, whichever file (a node's export, say) holds it
+        value = s.labels.get(label)
+        wl = workload_of_pod(value) if value else None
+        if value and (got := reg.resolve(value) or (reg.resolve(wl) if wl else None)):
+            return got
+    for label in _varying_labels(doc, profile):
+        # one export of many entities (every node, every instance): the label that tells its
+        # series apart says which entity each is about, whatever the file as a whole is filed under
+        if (value := s.labels.get(label)) and (got := reg.resolve(value)):
+            return got
     if s.entity:
         return reg.resolve(s.entity) or s.entity
     for label in profile.entity_labels:
         value = s.labels.get(label)
-        if value and (got := reg.resolve(value)):
+        if not value:
+            continue
+        if got := reg.resolve(value):
             return got
     return doc.entry.service if doc.entry.service != "*" else None
+
+
+def _varying_labels(doc: SourceDoc, profile: Profile) -> list[str]:
+    """Entity labels whose value differs between the series of one source, in the profile's order."""
+    if len(doc.series) < 2:
+        return []
+    return [label for label in profile.entity_labels
+            if len({s.labels.get(label) for s in doc.series if s.labels.get(label)}) > 1]
 
 
 def writer_of(doc: SourceDoc, e: LogEvent, reg: Registry) -> str | None:
@@ -143,17 +168,42 @@ def series_facts(doc: SourceDoc, s: Series, entity: str, profile: Profile, rng: 
                  direction: str | None = None, min_ratio: float | None = None) -> SignalFact:
     role = s.role or profile.role_of(s.metric, s.unit)
     pts = [(p.ts, p.value) for p in s.points]
-    v = series_verdict(pts, rng, profile.anomaly, _directions(role, direction), min_ratio, capacity_of(s))
-    kept = tuple((t, x) for t, x in pts if rng.baseline_from <= t <= rng.end and math.isfinite(x))
+    absent = _absent_before(doc, s, role, profile, rng)
+    v = series_verdict(absent + pts, rng, profile.anomaly, _directions(role, direction), min_ratio, capacity_of(s))
+    kept = tuple((t, x) for t, x in absent + pts if rng.baseline_from <= t <= rng.end and math.isfinite(x))
     at = None
-    if v.onset_index is not None:
-        p = s.points[v.onset_index]
+    onset_index = v.onset_index - len(absent) if v.onset_index is not None else None
+    if onset_index is not None and onset_index >= 0:
+        p = s.points[onset_index]
         at = span(doc, p.start, p.end)
+    if absent and v.decidable:
+        v = replace(v, note=(v.note + "; " if v.note else "") + f"no point before {pts[0][0]:%H:%M:%S} while the "
+                                                                  f"export covers the baseline: taken as 0 (it did not run)")
     return SignalFact(entity=entity, signal="metric", name=s.metric, role=role, unit=s.unit, direction=v.direction,
                       anomalous=v.anomalous, decidable=v.decidable, onset=v.onset, recovered_at=v.recovered,
                       baseline=_r(v.baseline), level=_r(v.level), peak=_r(v.peak), ratio=_r(v.ratio),
                       delta=_r(v.delta), count=v.count, series=s.key, note=v.note, points=kept,
                       capacity=capacity_of(s), at=at)
+
+
+def _absent_before(doc: SourceDoc, s: Series, role: str | None, profile: Profile,
+                   rng: Range) -> list[tuple[datetime, float]]:
+    """Zero points for the baseline of a load series that starts late in an export whose other series
+    cover the baseline: a pod that did not run yet uses nothing (Prometheus returns no series for
+    it), so its absence is a zero, not a gap. Only for resource use and traffic."""
+    if role not in ("saturation", "traffic") or not s.points:
+        return []
+    first = s.points[0].ts
+    if first < rng.search_from:
+        return []
+    need = profile.anomaly.min_baseline_points
+    for other in doc.series:
+        if other is s:
+            continue
+        base = [p.ts for p in other.points if rng.baseline_from <= p.ts < rng.search_from]
+        if len(base) >= need:
+            return [(t, 0.0) for t in base]
+    return []
 
 
 def _bad(e: LogEvent) -> bool:

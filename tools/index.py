@@ -57,7 +57,8 @@ def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str], profile: Pro
     A changed environment in `sources.yaml`, a changed profile or sidecar is a stale index."""
     parsed = sorted((d.id, content_hash(d.model_dump_json(exclude={"entry": {"groups"}})))
                     for d in docs if d.id not in tombstones)
-    return stable_id(SCHEMA_VERSION, content_hash((profile or default_profile()).model_dump_json()), parsed)
+    return stable_id(SCHEMA_VERSION, derive.DERIVATION, content_hash((profile or default_profile()).model_dump_json()),
+                     parsed)
 
 
 def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
