@@ -7,6 +7,7 @@ cannot be decided, the observation that is missing. A candidate observation (tru
 
 from __future__ import annotations
 
+from graphs.hypotheses import change_hypothesis
 from graphs.knowledge import Knowledge
 from graphs.rules import (
     Cause, CauseResult, EntityState, Trace, applicability, cause_at, entity_state, is_bad, moved, relation_status,
@@ -81,8 +82,19 @@ def decide_symptom(claim: SymptomClaim, k: Knowledge) -> ClaimDecision:
                          rule=rule, supporting=cands, missing=(missing,))
 
 
-def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str) -> ClaimDecision:
+def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | None = None) -> ClaimDecision:
+    blame = k.blames.get(h.id)
+    if blame is not None:
+        t = t or trace(k, k.case.subject.service, 6)
+        v = change_hypothesis(h, blame, k, t)
+        proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
+            phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
+        rule = f"counter_evidence: {h.id} blames {blame.change or 'a change'} of {blame.entity}: {v.why}"
+        state = {"confirmed": "supported", "refuted": "refuted", "insufficient": "insufficient"}[v.verdict]
+        return ClaimDecision(claim_id=claim_id, state=state, verdict=v.verdict, rule=rule,  # type: ignore[arg-type]
+                             supporting=v.supporting, opposing=v.opposing, missing=v.missing, proposed_by=proposed)
     p = h.predicts
+    assert p is not None
     entity = p.entity or k.case.subject.service
     rule = f"counter_evidence: {h.id} predicts {p.metric} of {entity} {p.direction} (×{p.min_ratio})"
     sigs = [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
@@ -101,8 +113,8 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str) -> ClaimDecisi
                          missing=(_why_unread(k, entity, p.metric, p.metric),), proposed_by=proposed)
 
 
-def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge) -> ClaimDecision:
-    return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id)
+def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:
+    return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id, t)
 
 
 def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], settled: bool) -> ClaimDecision:
@@ -173,8 +185,8 @@ def _cause_hops(k: Knowledge, cause: Cause, claim: CausalChainClaim) -> list[Hop
     return hops
 
 
-def _competitors(claim: CausalChainClaim, k: Knowledge) -> dict[str, ClaimDecision]:
-    return {h: hypothesis_status(k.case.hypothesis(h), k, claim.id) for h in claim.competitors}
+def _competitors(claim: CausalChainClaim, k: Knowledge, t: Trace) -> dict[str, ClaimDecision]:
+    return {h: hypothesis_status(k.case.hypothesis(h), k, claim.id, t) for h in claim.competitors}
 
 
 def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:
@@ -183,7 +195,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
             "no later than the previous), ending at the deepest anomalous entity nothing below explains, and the "
             "change, consumer or load that explains it; competitors refuted")
     t = t or trace(k, subject, claim.max_hops)
-    competitors = _competitors(claim, k)
+    competitors = _competitors(claim, k, t)
     open_comp = [h for h, d in competitors.items() if d.verdict == "insufficient"]
     held = [h for h, d in competitors.items() if d.verdict == "confirmed"]
     refuting = tuple(e for d in competitors.values() if d.verdict == "refuted" for e in d.opposing)
@@ -220,13 +232,12 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         if dep is not None and not k.searches.done("documents", dep.name):
             missing.append(f"what {dep.name} {dep.to} changed (its documentation for that version)")
     missing += [f"hop {h.source} → {h.target}: {h.note}" for h in hops if not h.applicable]
-    missing += [f"check competing hypothesis {h} ({k.case.hypothesis(h).predicts.metric})" for h in open_comp]
+    missing += [f"check competing hypothesis {h} ({_what_shows(k, h)})" for h in open_comp]
     if t.ambiguous:
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
     # a source is needed when a lookup for an entity on the path, its changes, its placement or a
     # competitor's metric returned it (docs/deciding.md §8)
-    comp_denied = [d for h in claim.competitors for d in k.searches.denied(
-        "telemetry", k.case.hypothesis(h).predicts.entity or subject, metric=k.case.hypothesis(h).predicts.metric)]
+    comp_denied = [d for h in claim.competitors for d in _hypothesis_denied(k, h)]
     blocked = list(dict.fromkeys([*t.blocked, *(d for e in t.path() for d in k.searches.denied("changes", e)),
                                   *(d for e in t.path() for d in k.searches.denied("telemetry", e)),
                                   *k.searches.denied("placement", root), *comp_denied]))
@@ -272,6 +283,23 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     if missing or cres.ambiguous:
         return ClaimDecision(state="candidate", verdict="inferred", missing=tuple(missing), **decision, **base)
     return ClaimDecision(state="supported", verdict="confirmed", **decision, **base)
+
+
+def _what_shows(k: Knowledge, h_id: str) -> str:
+    h = k.case.hypothesis(h_id)
+    b = k.blames.get(h_id)
+    if b is not None:
+        return f"the change of {b.entity} it blames"
+    return h.predicts.metric if h.predicts else h.statement
+
+
+def _hypothesis_denied(k: Knowledge, h_id: str) -> list[str]:
+    h = k.case.hypothesis(h_id)
+    b = k.blames.get(h_id)
+    if b is not None:
+        return k.searches.denied("changes", b.entity)
+    assert h.predicts is not None
+    return k.searches.denied("telemetry", h.predicts.entity or k.case.subject.service, metric=h.predicts.metric)
 
 
 def _contested_words(k: Knowledge, cause: Cause) -> str:
@@ -351,7 +379,7 @@ def decide(claim: Claim, k: Knowledge, t: Trace) -> ClaimDecision:
         quiet = start is not None and start.state.status == "normal"  # no anomaly: the path is the subject alone
         return decide_change(claim, k, t.path() if t.root else [], settled=bool(t.root) or quiet)
     if isinstance(claim, CounterEvidenceClaim):
-        return decide_counter_evidence(claim, k)
+        return decide_counter_evidence(claim, k, t)
     return decide_causal(claim, k, t)
 
 

@@ -11,13 +11,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from state.case import Case
+from state.case import Blame, Case
 from state.evidence import (
     ChangesAction, DocumentsAction, Evidence, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
 )
 from state.facts import (
     ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
-    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact,
+    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact, VersionSeenFact,
 )
 from state.profile import Profile
 from state.sources import ConfigChange
@@ -46,6 +46,12 @@ class Lookup:
     fingerprint: str = ""
     full: bool = False
     """A telemetry lookup of every signal (no metric or signal filter)."""
+    lines_left: bool = False
+    """Line streams (log lines, spans, events) it returned that were not read."""
+
+
+def _is_lines(focus: str) -> bool:
+    return focus.startswith(("logs|", "traces|", "events|"))
 
 
 class Searches:
@@ -92,12 +98,15 @@ class Searches:
                 round=st.round, claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
                 direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
                 full=isinstance(a, TelemetryAction) and not a.metric and (
-                    not a.signals or {"logs", "traces", "events"} <= set(a.signals)))
+                    not a.signals or {"logs", "traces", "events"} <= set(a.signals)),
+                lines_left=any(_is_lines(h.focus) for h in unread) and not stalled)
             self.lookups.append(lk)
             per_entity = any(h.about for h in st.hits) and len(entities) > 1
             for e in dict.fromkeys(entities):
                 # a lookup of several entities: whether *this* entity has streams left unread
-                mine = replace(lk, more=any(h.about == e for h in unread) and not stalled) if per_entity else lk
+                mine = replace(lk, more=any(h.about == e for h in unread) and not stalled,
+                               lines_left=any(h.about == e and _is_lines(h.focus) for h in unread) and not stalled
+                               ) if per_entity else lk
                 self._by[(lk.action, e)].append(mine)
 
     def done_fingerprints(self, watermark: str) -> set[str]:
@@ -111,9 +120,10 @@ class Searches:
                 if (metric is None or lk.metric in (None, metric)) and (not direction or lk.direction == direction)]
 
     def done_full(self, entity: str) -> bool:
-        """Every signal of the entity was looked up and read."""
+        """The entity's own lines, spans and events were looked up and read (what names where its
+        errors go); its remaining metric series need not be, once one shows its anomaly."""
         got = [lk for lk in self._by.get(("telemetry", entity), ()) if lk.full]
-        return bool(got) and not got[-1].more
+        return bool(got) and not got[-1].lines_left
 
     def done(self, action: str, entity: str, **kw: str | None) -> bool:
         """The lookup ran and nothing it returned is left unread. One that met a denial under an
@@ -155,6 +165,10 @@ class Knowledge:
     statements: list[Ref] = field(default_factory=list)
     injections: list[Ref] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    """Versions an entity's lines carry in the search range, with how many of its bad lines carry each."""
+    blames: dict[str, "Blame"] = field(default_factory=dict)
+    """Hypothesis id -> the change it blames (stated in the case, or read from its statement)."""
     configs: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
     """Configuration snapshots read, by entity (its settings: limits, pool sizes, timeouts)."""
     undated: list[Ref] = field(default_factory=list)
@@ -162,11 +176,13 @@ class Knowledge:
 
     @classmethod
     def build(cls, case: Case, profile: Profile, evidence: list[Evidence], steps: list[Logged],
-              kinds: dict[str, str] | None = None, watermark: str | None = None) -> "Knowledge":
+              kinds: dict[str, str] | None = None, watermark: str | None = None,
+              blames: dict[str, Blame] | None = None) -> "Knowledge":
         active = {e.id: e for e in evidence if e.status == "active"}
         k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps, watermark),
                 env=case.subject.environment,
-                kinds=dict(kinds or {}))
+                kinds=dict(kinds or {}),
+                blames=dict(blames) if blames is not None else {h.id: h.blames for h in case.hypotheses if h.blames})
         snapshots: list[Ref] = []
         rollouts: list[Ref] = []
         seen_rel: set[tuple[str, str, str, str]] = set()
@@ -210,6 +226,8 @@ class Knowledge:
                     k.injections.append((f, ev.id))
                 elif isinstance(f, EntityFact):
                     k.kinds[f.name] = f.entity_kind
+                elif isinstance(f, VersionSeenFact):
+                    k.versions[f.entity].append((f, ev.id))
         k._date_rollouts(rollouts)
         k._diff_snapshots(snapshots)
         k._deployed_from_changes()

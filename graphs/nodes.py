@@ -14,6 +14,7 @@ from langgraph.types import interrupt
 from graphs.deciders import causal_trace, decide_all
 from graphs.deps import Deps
 from graphs.evidence import anchor, evidence_key, make_evidence, read_facts
+from graphs.hypotheses import read_blames
 from graphs.knowledge import Knowledge
 from graphs.loop_state import LoopState
 from graphs.planner import DeterministicPlanner
@@ -33,8 +34,9 @@ from tools.retrieval import SearchQuery
 
 def knowledge(deps: Deps, steps: list[Logged] | None = None) -> tuple[Knowledge, Trace, list[Logged]]:
     steps = steps if steps is not None else deps.store.steps(deps.run_id)
-    k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, deps.registry().kinds,
-                        deps.policy.current().watermark)
+    reg = deps.registry()
+    k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, reg.kinds,
+                        deps.policy.current().watermark, blames=read_blames(deps.case, reg, deps.profile))
     return k, causal_trace(deps.case, k), steps
 
 

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from graphs.knowledge import Knowledge
 from graphs.rules import Trace, applicability, cause_at, change_candidates
-from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, SymptomClaim
+from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, Hypothesis, SymptomClaim
 from state.claims import ClaimDecision
 from state.evidence import (
     ChangesAction, DocumentsAction, Gap, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
@@ -77,10 +77,7 @@ class DeterministicPlanner:
         causal = [c for c in open_claims if isinstance(c, CausalChainClaim)]
         for claim in open_claims:
             if isinstance(claim, CounterEvidenceClaim):
-                h = case.hypothesis(claim.hypothesis)
-                ent = h.predicts.entity or s
-                yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(ent,), environment=env, metric=h.predicts.metric),
-                          reason=f"{h.id} predicts {h.predicts.metric} of {ent} {h.predicts.direction}; reading it decides {claim.id}")
+                yield from self._hypothesis(case, claim.id, case.hypothesis(claim.hypothesis), k)
             elif isinstance(claim, ChangeInWindowClaim):
                 ents = (s,) + (tuple(e for e in t.path() if e != s) if claim.on_path and t.root else ())
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=ents, environment=env, start=lo, end=hi),
@@ -92,6 +89,24 @@ class DeterministicPlanner:
         if complete:
             for claim in causal:
                 yield from self._complete(case, claim, t)
+
+    def _hypothesis(self, case: Case, claim_id: str, h: Hypothesis, k: Knowledge) -> Iterable[Gap]:
+        """What decides a hypothesis: the metric it predicts, or the changes (and lines) of what it blames."""
+        env, s = case.subject.environment, case.subject.service
+        lo, hi = change_range(case)
+        b = k.blames.get(h.id)
+        if b is not None:
+            yield Gap(claim_id=claim_id, act=ChangesAction(entities=(b.entity,), environment=env, start=lo, end=hi),
+                      reason=f"{h.id} blames a change of {b.entity}: its change records decide whether there was one")
+            if not k.searches.done_full(b.entity):
+                yield Gap(claim_id=claim_id, act=TelemetryAction(entities=(b.entity,), environment=env,
+                                                                 signals=("logs", "traces", "events")),
+                          reason=f"{h.id}: whether instances of {b.entity} on the version before the change fail too")
+            return
+        assert h.predicts is not None
+        ent = h.predicts.entity or s
+        yield Gap(claim_id=claim_id, act=TelemetryAction(entities=(ent,), environment=env, metric=h.predicts.metric),
+                  reason=f"{h.id} predicts {h.predicts.metric} of {ent} {h.predicts.direction}; reading it decides {claim_id}")
 
     def _trace(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace) -> Iterable[Gap]:
         """The path first: the subject's own lines, then what the anomaly's lines name, then the
@@ -154,10 +169,7 @@ class DeterministicPlanner:
         env = case.subject.environment
         s = case.subject.service
         for h_id in claim.competitors:
-            h = case.hypothesis(h_id)
-            ent = h.predicts.entity or s
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(ent,), environment=env, metric=h.predicts.metric),
-                      reason=f"competing hypothesis {h.id} predicts {h.predicts.metric} of {ent} {h.predicts.direction}")
+            yield from self._hypothesis(case, claim.id, case.hypothesis(h_id), k)
         if t.root is not None and not t.pending:
             cause = cause_at(k, t).cause
             if cause is not None and cause.change is not None and cause.element:

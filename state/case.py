@@ -143,12 +143,39 @@ class Prediction(Frozen):
     min_ratio: Number = Field(gt=1, le=MAX_RATIO)
 
 
+class Blame(Frozen):
+    """A hypothesis that a change caused the symptom ("the in-window deploy of X did it")."""
+
+    entity: str
+    """Whose change (a service, a database, a cache…)."""
+    change: str | None = None
+    """The change's id, when the hypothesis names one."""
+    version: str | None = None
+    """The version it deployed, when the hypothesis names one (`8.17.13`)."""
+    versions: tuple[str, ...] = ()
+    """Versions its statement names, when read from a statement: the change is the one that
+    deployed one of them (or any change of `entity`, when none did)."""
+    types: tuple[str, ...] = ()
+    """Change types that count (normalised through the profile); empty: every type."""
+
+
 class Hypothesis(Frozen):
     id: Name
     statement: str
     mentioned_by: tuple[str, ...] = ()
     """Phrases that show a source proposing the hypothesis."""
-    predicts: Prediction
+    predicts: Prediction | None = None
+    """A metric the hypothesis says moved (decided by reading it)."""
+    blames: Blame | None = None
+    """A change the hypothesis says caused the symptom (decided by timing, rollback, version
+    split, the anomalous path and the change records: docs/deciding.md §7)."""
+
+    @model_validator(mode="after")
+    def _testable(self) -> "Hypothesis":
+        if self.predicts is None and self.blames is None:
+            raise ValueError(f"hypothesis {self.id!r}: what would show it: `predicts` (a metric that moves) "
+                             f"or `blames` (a change that caused the symptom)")
+        return self
 
 
 class _ClaimBase(Frozen):

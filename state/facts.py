@@ -225,6 +225,20 @@ class StatementFact(Frozen):
     at: Span | None = None
 
 
+class VersionSeenFact(Frozen):
+    """A version an entity's log lines carry in the search range (`ver=8.17.12`), and how many of
+    its warning/error lines there carry it: which versions fail."""
+
+    kind: Literal["version_seen"] = "version_seen"
+    entity: str
+    version: str
+    lines: int
+    bad: int
+    first_bad: datetime | None = None
+    at: Span | None = None
+    """The first bad line carrying it (else the first line)."""
+
+
 class InjectionFact(Frozen):
     """Text that tries to instruct the investigator: flagged, never obeyed."""
 
@@ -236,7 +250,7 @@ class InjectionFact(Frozen):
 Fact = Annotated[
     RelationFact | EntityFact | SignalFact | MentionFact | ChangeFact | SnapshotFact | RolloutDateFact
     | PlacementFact | DeployedFact | DocMappingFact | VerificationFact | DocumentFact | StatementFact
-    | InjectionFact,
+    | InjectionFact | VersionSeenFact,
     Discriminator("kind"),
 ]
 FACTS: TypeAdapter[list[Fact]] = TypeAdapter(list[Fact])

@@ -70,6 +70,8 @@ class Profile(Frozen):
     environments: tuple[str, ...] = ()
     host_suffixes: tuple[str, ...]
     injection_phrases: tuple[str, ...]
+    version_fields: tuple[str, ...] = ()
+    """Log fields that carry the version of the instance that wrote the line (`ver`, `app_version`)."""
     pod_labels: tuple[str, ...] = ()
     """Series labels that name a pod: such a series is about the pod's workload."""
     limit_words: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ from datetime import datetime
 from state import yamlio
 from state.facts import (
     ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
-    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact,
+    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact, VersionSeenFact,
 )
 from state.profile import Profile
 from state.sources import PROSE_KINDS, Catalog, DeploymentMapping, OwnershipRecord, ServiceConfig
@@ -255,7 +255,27 @@ def log_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng:
                      ratio=_r(v.window_rate / v.baseline_rate) if v.baseline_rate else None, count=v.count,
                      series=f"logs:{entity}", note=v.note, at=at)
     bad = [(e.ts, e.severity, doc.text[e.start:e.end], e.start, e.end) for e in evs if _bad(e)]
-    return [sig, *mention_facts(doc, entity, bad, [e.ts for e in evs], reg, profile, rng)]
+    return [sig, *mention_facts(doc, entity, bad, [e.ts for e in evs], reg, profile, rng),
+            *version_facts(doc, entity, evs, profile, rng)]
+
+
+def version_facts(doc: SourceDoc, entity: str, evs: list[LogEvent], profile: Profile, rng: Range) -> list:
+    """The versions the entity's lines in the search range carry, with how many bad lines carry each."""
+    fields = {f.lower() for f in profile.version_fields}
+    seen: dict[str, list[LogEvent]] = {}
+    for e in evs:
+        if not rng.search_from <= e.ts <= rng.end:
+            continue
+        v = next((str(val) for key, val in e.fields.items() if key.lower() in fields and str(val).strip()), None)
+        if v:
+            seen.setdefault(v.strip(), []).append(e)
+    out = []
+    for v, items in sorted(seen.items()):
+        bad = [e for e in items if _bad(e)]
+        first = bad[0] if bad else items[0]
+        out.append(VersionSeenFact(entity=entity, version=v, lines=len(items), bad=len(bad),
+                                   first_bad=bad[0].ts if bad else None, at=span(doc, first.start, first.end)))
+    return out
 
 
 def trace_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng: Range) -> list:

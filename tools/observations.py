@@ -34,6 +34,20 @@ def _envs(environment: str) -> list[str]:
     return [environment, "*"]
 
 
+def _lines_early(rows: list[tuple]) -> list[tuple]:
+    """A metric of each of the two most telling roles first, then the entity's lines, spans and
+    events (they say where its errors point), then its other series: an entity with many series
+    (one per pod, per route) is not read series by series before its lines are."""
+    first: list[tuple] = []
+    roles: set = set()
+    for r in rows:
+        if r[3].startswith("metric|") and r[5] not in roles and len(roles) < 2:
+            roles.add(r[5])
+            first.append(r)
+    lines = [r for r in rows if not r[3].startswith("metric|")]
+    return first + lines + [r for r in rows if r not in first and r not in lines]
+
+
 class Observations:
     """Lookups by entity and time over the case index."""
 
@@ -80,7 +94,7 @@ class Observations:
             sql += f" AND t.signal IN ({','.join('?' * len(signals))})"
             params += list(signals)
         sql += " ORDER BY CASE t.signal WHEN 'metric' THEN 0 WHEN 'logs' THEN 1 WHEN 'traces' THEN 2 ELSE 3 END, 6 DESC, t.source_id, t.key"
-        out = self._split(self._rows(sql, params), access, "telemetry")
+        out = self._split(_lines_early(self._rows(sql, params)), access, "telemetry")
         return out.model_copy(update={"searched": tuple(h.source_id for h in out.hits)})
 
     def has_telemetry(self, entity: str, environment: str) -> bool:

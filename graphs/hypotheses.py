@@ -1,0 +1,188 @@
+"""Hypotheses that blame a change, tested the way people test them (docs/deciding.md §7).
+
+"The in-window deploy caused it" is refuted the way an on-call engineer refutes it: the anomaly
+began before the change did, it did not end when the change was rolled back, instances still on
+the old version fail the same way, the change record does not exist, or the anomaly is
+explained by a dependency whose own cause was found. It is confirmed when the causal chain
+ends at that very change.
+
+A hypothesis states what it blames in `blames` (entity, change id, version, types). A
+hypothesis written only as "the subject's own symptom metric rises" cannot tell causes apart
+(whatever the cause, the symptom is there); when its statement names a change of an entity (an
+entity, and a change word or a version), the change it names is tested instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphs.knowledge import Knowledge, Ref
+from graphs.rules import Trace, cause_at, entity_state
+from state.case import Blame, Case, Hypothesis
+from state.facts import ChangeFact, SignalFact, VersionSeenFact
+from state.profile import Profile
+from tools.entities import EntityExtractor
+
+ENTITY_KINDS = frozenset({"service", "database", "cache", "queue", "cluster", "node", "host", "external",
+                          "workload", "domain"})
+_BAD_DIRECTION = {"latency": "up", "errors": "up", "saturation": "up", "availability": "down"}
+
+
+def restates_symptom(h: Hypothesis, case: Case, profile: Profile) -> bool:
+    """The prediction is the subject's own health metric getting worse: true whatever the cause."""
+    p = h.predicts
+    if p is None or (p.entity or case.subject.service) != case.subject.service:
+        return False
+    return _BAD_DIRECTION.get(profile.role_of(p.metric, "") or "") == p.direction
+
+
+def _type_words(profile: Profile) -> re.Pattern[str]:
+    words = sorted({w for ws in profile.change_types.values() for w in ws if len(w) > 2}, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in words) + r")(?![\w-])", re.IGNORECASE)
+
+
+def read_blame(h: Hypothesis, case: Case, reg: EntityExtractor, profile: Profile) -> Blame | None:
+    """What change a hypothesis blames: its `blames`, else — when its prediction only restates the
+    symptom — the entity, change words and versions its statement names."""
+    if h.blames is not None:
+        return h.blames
+    if not restates_symptom(h, case, profile):
+        return None
+    text = h.statement
+    ents = [m for m in reg.mentions(text) if m.kind in ENTITY_KINDS]
+    if not ents:
+        return None
+    types = tuple(dict.fromkeys(profile.change_type(m.group(1)) for m in _type_words(profile).finditer(text)))
+    versions = tuple(dict.fromkeys(v.group(0).lstrip("vV") for v in profile.version_re.finditer(text)))
+    if not types and not versions:
+        return None
+    return Blame(entity=ents[0].name, types=types, versions=versions)
+
+
+def read_blames(case: Case, reg: EntityExtractor, profile: Profile) -> dict[str, Blame]:
+    return {h.id: b for h in case.hypotheses if (b := read_blame(h, case, reg, profile)) is not None}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # confirmed | refuted | insufficient
+    why: str
+    supporting: tuple[str, ...] = ()
+    opposing: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def _blamed(k: Knowledge, b: Blame) -> list[Ref]:
+    w = k.case.window
+    types = {k.profile.change_type(x) for x in b.types}
+    out = [(c, e) for c, e in k.changes_of(b.entity) if c.type != "rollback" and c.effective is not None
+           and w.change_from <= c.effective <= w.end and (not types or c.type in types)]
+    if b.change:
+        return [(c, e) for c, e in out if c.id == b.change]
+    wanted = (b.version,) if b.version else b.versions
+    if wanted:
+        named = [(c, e) for c, e in out if {c.version_to, c.revision} & set(wanted)]
+        if named or b.version:
+            return named
+    return out
+
+
+def _rollback(k: Knowledge, c: ChangeFact) -> Ref | None:
+    """The change that undid `c`: a rollback of it, or a later change back to the version it replaced."""
+    for r, e in sorted(k.changes_of(c.entity), key=lambda x: x[0].effective or c.effective):
+        if r.id == c.id or r.effective is None or c.effective is None or r.effective <= c.effective:
+            continue
+        if r.rollback_of == c.id or (c.version_from and r.version_to == c.version_from):
+            return r, e
+    return None
+
+
+def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_change: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """Why `c` did not cause the anomaly, each with the evidence that shows it."""
+    w = k.case.window
+    tol = w.onset_tolerance
+    e = c.entity if c.entity in t.nodes else next((x for x in c.about if x in t.nodes), c.entity)
+    node = t.nodes.get(e)
+    st = node.state if node is not None else entity_state(k, e)
+    out: list[tuple[str, tuple[str, ...]]] = []
+    if node is None and st.status == "normal":
+        out.append((f"{e} shows no anomaly in the window", (eid, *st.evidence)))
+        return out
+    onset = st.onset
+    if onset is not None and c.started_at is not None and onset + tol < c.started_at:
+        out.append((f"{e}'s anomaly began at {onset:%H:%M:%S}, before {c.id} started at {c.started_at:%H:%M:%S}",
+                    (eid, *st.evidence[:2])))
+    path = t.path() if t.root else []
+    if e in path and e != t.root:
+        below = path[path.index(e) + 1]
+        bst = t.nodes[below].state
+        if cause_change != c.id and (cause_change is not None or (bst.onset is not None and c.started_at is not None
+                                                                    and bst.onset + tol < c.started_at)):
+            out.append((f"{e}'s anomaly is explained by {below}, anomalous since {bst.onset:%H:%M:%S}"
+                        + (f", whose cause is {cause_change}" if cause_change else f", before {c.id} started"),
+                        (eid, *bst.evidence[:3])))
+    rb = _rollback(k, c)
+    if rb is not None and onset is not None:
+        r, reid = rb
+        recovered = [f.recovered_at for f, _x in st.anomalies if isinstance(f, SignalFact) and f.recovered_at]
+        if r.effective is not None and r.effective + 2 * tol < w.end and (
+                not recovered or min(recovered) > r.effective + 2 * tol):
+            out.append((f"{r.id} rolled {c.id} back at {r.effective:%H:%M:%S} and {e}'s anomaly did not end",
+                        (eid, reid, *st.evidence[:2])))
+    if onset is not None:
+        level = k.profile.anomaly.log_burst_min
+        for v, veid in k.versions.get(e, []):
+            if not isinstance(v, VersionSeenFact) or v.version in (c.version_to, c.revision) or v.bad < level:
+                continue
+            if c.version_from and v.version != c.version_from:
+                continue
+            if v.first_bad is not None and v.first_bad + tol >= onset:
+                out.append((f"instances of {e} still on {v.version} fail the same way ({v.bad} warning/error lines "
+                            f"in the window), so {c.version_to or c.id} is not what fails", (eid, veid)))
+                break
+    return out
+
+
+def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdict:
+    """Decide a hypothesis that blames a change of `b.entity`."""
+    what = f"a change of {b.entity}" + (f" ({b.change or b.version})" if b.change or b.version else "")
+    blamed = _blamed(k, b)
+    if not blamed:
+        searched = k.searches.done("changes", b.entity)
+        denied = k.searches.denied("changes", b.entity)
+        failed = k.searches.failed("changes", b.entity)
+        if searched and not denied and not failed:
+            w = k.case.window
+            return Verdict("refuted", f"no change of {b.entity}" + (f" ({b.change or b.version})" if b.change or b.version
+                                                                   else "")
+                           + f" took effect in {w.change_from:%H:%M}–{w.end:%H:%M}: every readable change source of "
+                             f"{b.entity} was searched")
+        why = f"change records of {b.entity} in the window"
+        if denied:
+            why += f" (denied: {', '.join(denied)})"
+        if failed:
+            why += f" (failed: {', '.join(failed)})"
+        return Verdict("insufficient", f"{what} not yet looked up", missing=(why,))
+    cres = cause_at(k, t) if t.root is not None else None
+    # only a cause the path settles on (not one picked by timing among several, nor at the subject by
+    # timing alone) confirms or refutes by itself
+    cause_change = (cres.cause.change.change.id if cres and cres.cause and cres.cause.change and not cres.ambiguous
+                    else None)
+    reasons: list[tuple[str, tuple[str, ...]]] = []
+    for c, eid in blamed:
+        if cause_change == c.id:
+            ev = tuple(dict.fromkeys([eid, *(x for f in t.path() for x in t.nodes[f].state.evidence[:1])]))
+            return Verdict("confirmed", f"the anomalous path ends at {c.id}: it is the cause found", supporting=ev)
+        mine = _refutations(k, t, c, eid, cause_change)
+        if not mine:
+            return Verdict("insufficient", f"nothing read yet rules out {c.id}", supporting=(eid,),
+                           missing=(f"what would rule out {c.id}: the anomaly beginning before it, a rollback that did "
+                                    f"not end it, instances on the old version failing too, or the cause found "
+                                    f"below {c.entity}",))
+        reasons += mine
+    ev = tuple(dict.fromkeys(x for _w, ids in reasons for x in ids))
+    return Verdict("refuted", "; ".join(dict.fromkeys(w for w, _ids in reasons)), opposing=ev)
+
+
+__all__ = ["change_hypothesis", "read_blame", "read_blames", "restates_symptom", "Verdict"]

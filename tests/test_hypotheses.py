@@ -1,0 +1,134 @@
+"""Hypotheses that blame a change, refuted or confirmed the way people test them (docs/deciding.md §7).
+
+Each test builds the facts a run would have read (tests/rulesworld.py): no loop, no store.
+"""
+
+from __future__ import annotations
+
+from rulesworld import World, at, case, change, dep, flat, names, rise
+
+from graphs.deciders import decide_counter_evidence
+from graphs.hypotheses import read_blame, restates_symptom
+from graphs.rules import trace
+from state.case import CounterEvidenceClaim
+from state.evidence import ChangesAction
+from state.facts import VersionSeenFact
+from tools.entities import EntityExtractor
+from tools.profile import default_profile
+
+P = default_profile()
+CLAIM = CounterEvidenceClaim(id="ce", kind="counter_evidence", statement="s", hypothesis="h")
+
+
+def _case(blames: dict | None = None, statement: str = "the in-window web deployment (2.4.1) caused it",
+          predicts: dict | None = None):
+    h = {"id": "h", "statement": statement}
+    if blames is not None:
+        h["blames"] = blames
+    if predicts is not None or blames is None:
+        h["predicts"] = predicts or {"metric": "p95_ms", "entity": "web", "direction": "up", "min_ratio": 1.5}
+    c = case(hypotheses=[h])
+    return c.model_copy(update={"required_claims": (*c.required_claims, CLAIM)})
+
+
+def _deploy(minute: float, started: float | None = None, **kw):
+    d = change("DEP-1", "web", minute, **kw).model_copy(update={"version_from": "2.4.0", "version_to": "2.4.1"})
+    return d.model_copy(update={"started_at": at(started)}) if started is not None else d
+
+
+def _decide(w: World):
+    k = w.knowledge()
+    return decide_counter_evidence(CLAIM, k, trace(k, "web", 6))
+
+
+def test_a_prediction_of_the_subjects_own_symptom_tells_no_cause_apart_and_the_named_change_is_tested():
+    c = _case()
+    reg = EntityExtractor({"web": "service", "db": "database"})
+    assert restates_symptom(c.hypotheses[0], c, P)
+    b = read_blame(c.hypotheses[0], c, reg, P)
+    assert b is not None and b.entity == "web" and "deployment" in b.types and "2.4.1" in b.versions
+
+
+def test_a_prediction_of_another_metric_is_still_decided_by_that_metric():
+    c = _case(statement="the web deployment exhausted the db pool",
+              predicts={"metric": "pool_wait_ms", "entity": "db", "direction": "up", "min_ratio": 2})
+    reg = EntityExtractor({"web": "service", "db": "database"})
+    assert not restates_symptom(c.hypotheses[0], c, P) and read_blame(c.hypotheses[0], c, reg, P) is None
+
+
+def test_a_deploy_whose_callers_anomaly_is_explained_by_a_cause_found_below_is_refuted():
+    w = World(_case(blames={"entity": "web", "version": "2.4.1"}))
+    w.read(rise("web", 0), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", -2))
+    w.read(change("CFG-9", "db", -4, type_="config_push"), _deploy(-1, started=-3), source_kind="change")
+    w.everything_looked("web", "db")
+    d = _decide(w)
+    assert d.verdict == "refuted", d.rule
+    assert "explained by db" in d.rule and "CFG-9" in d.rule
+
+
+def test_a_deploy_that_was_rolled_back_without_ending_the_anomaly_is_refuted():
+    w = World(_case(blames={"entity": "web"}))
+    w.read(rise("web", 0))
+    rb = change("DEP-2", "web", 8, type_="rollback", rollback_of="DEP-1")
+    w.read(_deploy(-2), rb, source_kind="change")
+    w.everything_looked("web")
+    d = _decide(w)
+    assert d.verdict == "refuted" and "rolled DEP-1 back" in d.rule
+
+
+def test_a_deploy_is_refuted_when_instances_still_on_the_old_version_fail_the_same_way():
+    w = World(_case(blames={"entity": "web", "version": "2.4.1"}))
+    w.read(rise("web", 0))
+    w.read(VersionSeenFact(entity="web", version="2.4.0", lines=40, bad=25, first_bad=at(0.5)),
+           VersionSeenFact(entity="web", version="2.4.1", lines=10, bad=6, first_bad=at(1)))
+    w.read(_deploy(5, started=-1), source_kind="change")
+    w.everything_looked("web")
+    d = _decide(w)
+    assert d.verdict == "refuted" and "still on 2.4.0 fail" in d.rule
+
+
+def test_a_release_that_no_change_source_holds_is_refuted():
+    w = World(_case(blames={"entity": "web", "types": ["deployment"]}))
+    w.read(rise("web", 0))
+    w.looked(ChangesAction(entities=("web",), environment="prod", start=at(-60), end=at(20)))
+    d = _decide(w)
+    assert d.verdict == "refuted" and "no a change of web" not in d.rule and "searched" in d.rule
+
+
+def test_a_release_is_not_refuted_while_its_change_records_are_unread():
+    w = World(_case(blames={"entity": "web"}))
+    w.read(rise("web", 0))
+    d = _decide(w)
+    assert d.verdict == "insufficient" and d.missing
+
+
+def test_the_change_the_causal_chain_ends_at_confirms_the_hypothesis():
+    w = World(_case(blames={"entity": "db", "change": "CFG-9"}))
+    w.read(rise("web", 0), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", -2))
+    w.read(change("CFG-9", "db", -4, type_="config_push"), source_kind="change")
+    w.everything_looked("web", "db")
+    d = _decide(w)
+    assert d.verdict == "confirmed" and d.supporting, d.rule
+
+
+def test_a_deploy_of_the_subject_picked_by_timing_alone_confirms_nothing():
+    """At the subject, timing is not enough (§5): the hypothesis stays open, naming what would decide it."""
+    w = World(_case(blames={"entity": "web", "version": "2.4.1"}))
+    w.read(rise("web", 0))
+    w.read(_deploy(-2), source_kind="change")
+    w.everything_looked("web")
+    d = _decide(w)
+    assert d.verdict == "insufficient"
+
+
+def test_a_deploy_with_nothing_read_against_it_stays_insufficient_naming_what_would_rule_it_out():
+    w = World(_case(blames={"entity": "web", "version": "2.4.1"}))
+    w.read(rise("web", 0))
+    w.read(_deploy(-2), source_kind="change")
+    w.looked(ChangesAction(entities=("web",), environment="prod", start=at(-60), end=at(20)))
+    d = _decide(w)
+    assert d.verdict == "insufficient" and any("rule out DEP-1" in m for m in d.missing)
