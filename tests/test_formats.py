@@ -1126,6 +1126,7 @@ def test_a_helm_history_gives_a_deployment_per_revision_with_the_previous_app_ve
         ("web@helm-rev3", "deployment", "4.18.2", "4.19.0", "3"),
         ("web@helm-rev4", "rollback", "4.19.0", "4.18.2", "4"),
     ]
+    assert got[2].rollback_of == "web@helm-rev3", "a rollback undoes the revision that was deployed before it"
     assert got[1].at == utc(2026, 4, 29, 2, 31, 2, 485703), "Go's nanosecond stamps keep their microseconds"
     assert all(c.service == "web" and c.environment == "prod" for c in got)
     for c in got:

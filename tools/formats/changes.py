@@ -38,6 +38,7 @@ def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change],
     out: list[Change] = []
     bad: list[Unparsed] = []
     prev: str | None = None
+    prev_id: str | None = None
     for it in sorted(items, key=lambda j: int((j.value or {}).get("revision", 0) or 0) if isinstance(j.value, dict) else 0):
         v = it.value if isinstance(it.value, dict) else {}
         ts = parse_time(v.get("updated"), None)
@@ -47,11 +48,13 @@ def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change],
         version = as_text(v.get("app_version") or v.get("chart") or "") or None
         desc = as_text(v.get("description", ""))
         kind = "rollback" if "rollback" in desc.lower() else "deployment"
-        out.append(Change(start=it.start, end=it.end, id=f"{service}@helm-rev{v['revision']}", type=kind,
+        cid = f"{service}@helm-rev{v['revision']}"
+        # "Rollback to 128" undoes the revision before it (the one that was deployed)
+        out.append(Change(start=it.start, end=it.end, id=cid, type=kind,
                           service=service, environment=environment, started_at=ts, completed_at=ts,
                           version_from=prev, version_to=version, summary=f"{v.get('chart', '')} {v.get('status', '')} {desc}".strip(),
-                          revision=str(v["revision"])))
-        prev = version
+                          revision=str(v["revision"]), rollback_of=prev_id if kind == "rollback" else None))
+        prev, prev_id = version, cid
     return out, bad
 
 
