@@ -679,7 +679,8 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
 
 
 def _cause_kind(change_type: str) -> str:
-    known = {"deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure"}
+    known = {"deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure",
+             "schema_migration"}
     return change_type if change_type in known else "other"
 
 
