@@ -50,7 +50,11 @@ def _done(deps: Deps, step: Step) -> None:
 def next_gap(deps: Deps, decisions: dict[str, ClaimDecision] | None = None) -> Gap | None:
     k, t, _steps = knowledge(deps)
     decisions = decisions if decisions is not None else deps.store.decisions(deps.run_id)
-    return deps.planner.next_gap(deps.case, decisions, k, t, k.searches.done_fingerprints(deps.policy.current().watermark))
+    access = deps.policy.current()
+    # a claim waits only for sources still unreadable: after a grant it is open to the planner again
+    decisions = {cid: d.model_copy(update={"blocked_by": tuple(x for x in d.blocked_by if not access.can_read(x))})
+                 if d.blocked_by else d for cid, d in decisions.items()}
+    return deps.planner.next_gap(deps.case, decisions, k, t, k.searches.done_fingerprints(access.watermark))
 
 
 def planner_tally(before: dict[str, Any] | None, choice: PlanChoice | None) -> dict[str, Any] | None:
@@ -280,8 +284,16 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     store.update_run(run, reads_used=reads_used)
     stop: StopReason | None = None
     denied, denied_claims = blocking(deps, decisions, k)
-    if decisions and all(decisions.get(c.id) is not None and decisions[c.id].decided for c in case.required_claims):
+    undecided = [c.id for c in case.required_claims if decisions.get(c.id) is None or not decisions[c.id].decided]
+    if decisions and not undecided:
         stop = StopReason(kind="evidence_ready", detail="every required claim decided with read-back evidence")
+    elif decisions and denied and all(c in denied_claims and decisions[c].blocked_by for c in undecided):
+        # every open claim waits for a source the principal cannot read, and nothing readable can decide
+        # it without that source: pause for a grant (or stop), never spend the budget around it
+        kind = "awaiting_permission" if case.principal.may_request_access else "permission_denied"
+        stop = StopReason(kind=kind, sources=tuple(denied), claims=tuple(denied_claims),
+                          groups=_groups_for(deps, denied),
+                          detail=f"needed for {', '.join(denied_claims)}: not readable by the principal")
     elif case.principal.may_request_access and (now := [x for x in _this_round_denied_only(k, round_, steps)
                                                          if x in denied]):
         stop = StopReason(kind="awaiting_permission", sources=tuple(now), claims=tuple(denied_claims),

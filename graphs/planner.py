@@ -67,7 +67,9 @@ class DeterministicPlanner:
         complete the picture (they can change no verdict)."""
         s, env = case.subject.service, case.subject.environment
         lo, hi = change_range(case)
-        open_claims = [c for c in case.required_claims if not (decisions.get(c.id) and decisions[c.id].decided)]
+        # a claim waiting for access to a source that decides it: nothing readable can move it
+        open_claims = [c for c in case.required_claims if not (decisions.get(c.id) and (
+            decisions[c.id].decided or decisions[c.id].blocked_by))]
         for claim in open_claims:
             if isinstance(claim, SymptomClaim):
                 signals = {"metric": ("metric",), "logs": ("logs",), "traces": ("traces",)}.get(claim.wants, ())

@@ -285,7 +285,6 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
             t.need("telemetry", x, f"every signal of {x}, whose own lines name where its errors come from")
         named = named_by(k, x)
         t.named |= named
-        t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
         unknown: list[tuple[str, str]] = []
         deps = _deps(k, x)
         # what the errors name first: while one of those explains x, the path goes on along it only
@@ -308,6 +307,9 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
                 t.need("telemetry", d, why)
             else:
                 t.defer("telemetry", d, why + f" (not named by {x}'s errors)")
+        if not led:
+            # what x depends on, where nothing it names explains it, may be in a source it cannot read
+            t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
         if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in CONDUITS:
             if led:
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")

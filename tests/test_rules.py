@@ -11,7 +11,7 @@ from rulesworld import World, at, case, change, dep, flat, names, rise
 from graphs.deciders import decide_causal
 from graphs.rules import cause_at, entity_state, explains, trace
 from state.case import CausalChainClaim
-from state.evidence import TelemetryAction
+from state.evidence import ChangesAction, TelemetryAction
 from state.facts import PlacementFact, RelationFact, SignalFact
 
 CLAIM = CausalChainClaim(id="cause", kind="causal_chain", statement="s")
@@ -466,3 +466,29 @@ def test_a_noisy_neighbour_that_a_change_made_one_is_named_with_that_change():
     assert d.root_cause is not None, d.missing
     assert (d.root_cause.entity, d.root_cause.kind, d.root_cause.change) == ("batch", "noisy_neighbour", "SYNC-48")
     assert d.verdict == "confirmed", d.missing
+
+
+# --- partial access (docs/deciding.md §8) --------------------------------------------------------
+
+def test_an_unreadable_source_merely_about_an_entity_whose_anomaly_is_read_changes_nothing():
+    """A finance-only metric of the subject, a restricted change of an entity explained below it."""
+    w = cascade(depth=2)
+    w.looked(TelemetryAction(entities=("web",), environment="prod"), denied=("web-finance-metric",))
+    w.looked(ChangesAction(entities=("s1",), environment="prod", start=at(-60), end=at(20)), denied=("s1-secret-change",))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.blocked_by == (), d.missing
+
+
+def test_a_restricted_change_record_of_the_root_blocks_a_cause_chosen_by_timing():
+    w = cascade(depth=2)
+    w.looked(ChangesAction(entities=("s2",), environment="prod", start=at(-60), end=at(20)), denied=("s2-restricted",))
+    d, _k = decide(w)
+    assert d.verdict == "insufficient" and "s2-restricted" in d.blocked_by
+
+
+def test_a_restricted_change_record_of_the_root_does_not_block_the_change_the_anomaly_names():
+    w = cascade(depth=2)
+    w.read(names("s2", "pool_size", -4))
+    w.looked(ChangesAction(entities=("s2",), environment="prod", start=at(-60), end=at(20)), denied=("s2-restricted",))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing

@@ -116,6 +116,9 @@ class Observations:
                 ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
         grouped: dict[tuple, list] = {}
         for source_id, start, end, peer, revision, kind in rows:
+            if direction == "dependencies" and kind in ("log", "trace"):
+                # whom an entity's own lines and spans call is read with its telemetry (docs/deciding.md §2)
+                continue
             if kind in PROSE_KINDS and not access.can_read(source_id):
                 # a sentence in a document is found like any document text: an unreadable
                 # document is never returned, so it never stops a run by itself (deciding.md §8)

@@ -1,0 +1,72 @@
+"""Partial access (docs/deciding.md §8): an unreadable source decides nothing unless it is on the path.
+
+A property over generated cascades: adding a denied lookup about an entity off the path, or about
+an entity above the root whose anomaly is read, never turns a confirmed causal verdict into
+anything else; a denied change record of the root does (the cause was chosen by timing).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rulesworld import at, change, dep, flat, rise, World
+
+from graphs.deciders import decide_causal
+from state.case import CausalChainClaim
+from state.evidence import ChangesAction, PlacementAction, RelationsAction, TelemetryAction
+
+CLAIM = CausalChainClaim(id="cause", kind="causal_chain", statement="s")
+
+
+def _world(depth: int, bystanders: int) -> tuple[World, list[str]]:
+    chain = ["web", *(f"s{i}" for i in range(1, depth + 1))]
+    w = World()
+    for i, e in enumerate(chain):
+        w.read(rise(e, onset_min=-2.5 * i))
+    for a, b in zip(chain, chain[1:]):
+        w.read(dep(a, b), source_kind="catalog")
+    others = [f"by{i}" for i in range(bystanders)]
+    for i, o in enumerate(others):
+        w.read(flat(o), dep(chain[i % len(chain)], o), source_kind="catalog")
+    w.read(change("CFG-1", chain[-1], -2.5 * depth - 3, type_="config_push", keys=("pool_size",)), source_kind="change")
+    w.everything_looked(*chain, *others)
+    return w, chain
+
+
+def _act(action: str, entity: str):
+    if action == "telemetry":
+        return TelemetryAction(entities=(entity,), environment="prod")
+    if action == "changes":
+        return ChangesAction(entities=(entity,), environment="prod", start=at(-60), end=at(20))
+    if action == "placement":
+        return PlacementAction(entity=entity, environment="prod")
+    return RelationsAction(entities=(entity,), environment="prod")
+
+
+@settings(max_examples=150, deadline=None)
+@given(depth=st.integers(1, 4), bystanders=st.integers(0, 4), where=st.integers(0, 20),
+       action=st.sampled_from(["telemetry", "changes", "relations", "placement"]))
+def test_a_source_about_an_entity_off_the_root_never_changes_a_confirmed_verdict(depth, bystanders, where, action):
+    w, chain = _world(depth, bystanders)
+    before = decide_causal(CLAIM, w.knowledge())
+    assert before.verdict == "confirmed", before.missing
+    # an entity above the root (its anomaly read and explained below it), or a healthy bystander
+    candidates = chain[:-1] + [f"by{i}" for i in range(bystanders)]
+    if not candidates:
+        return
+    entity = candidates[where % len(candidates)]
+    if action in ("relations", "placement") and entity in chain:
+        action = "changes"  # what a path entity depends on is read whole already; its changes are about it
+    w.looked(_act(action, entity), denied=(f"secret-{action}-{entity}",))
+    after = decide_causal(CLAIM, w.knowledge())
+    assert (after.verdict, after.root_cause.change if after.root_cause else None) == ("confirmed", "CFG-1"), \
+        (entity, action, after.missing)
+
+
+@given(depth=st.integers(1, 4))
+@settings(max_examples=20, deadline=None)
+def test_a_restricted_change_record_of_the_root_leaves_a_timing_only_cause_open(depth):
+    w, chain = _world(depth, 0)
+    w.looked(_act("changes", chain[-1]), denied=("secret-change",))
+    after = decide_causal(CLAIM, w.knowledge())
+    assert after.verdict == "insufficient" and "secret-change" in after.blocked_by
