@@ -10,8 +10,8 @@ from __future__ import annotations
 from graphs.hypotheses import change_hypothesis
 from graphs.knowledge import Knowledge
 from graphs.rules import (
-    Cause, CauseResult, EntityState, Trace, applicability, cause_at, entity_state, is_bad, moved, relation_status,
-    trace,
+    Cause, CauseResult, EntityState, Trace, applicability, cause_at, entity_state, is_bad, moved, named_by,
+    relation_status, trace,
 )
 from state.case import (
     Case, CausalChainClaim, ChangeInWindowClaim, Claim, CounterEvidenceClaim, Hypothesis, SymptomClaim,
@@ -166,8 +166,9 @@ def _cause_hops(k: Knowledge, cause: Cause, claim: CausalChainClaim) -> list[Hop
     hops: list[Hop] = []
     if cause.change is not None:
         ch = cause.change.change
-        ids = tuple(dict.fromkeys([*cause.change.evidence.split("+"), *cause.element_evidence]))
-        if cause.element:
+        ids = tuple(dict.fromkeys([*cause.change.evidence.split("+"), *(e for x in cause.evidence for e in x.split("+")),
+                                   *cause.element_evidence]))
+        if cause.element and cause.element != root:
             named = "; named in its anomaly" if cause.element_evidence else ""
             hops.append(Hop(source=root, target=cause.element, relation=f"changed by {ch.id}",
                             evidence_ids=ids, status="applicable", note=f"{cause.summary}{named}"))
@@ -223,7 +224,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         if not k.searches.done("changes", root):
             missing.append(f"changes of {root} before its onset")
         if (k.kind(root) in OBSERVABLE_KINDS and not t.nodes[root].sideways
-                and not k.searches.looked("placement", root)):
+                and t.nodes[root].state.how != "callers" and not k.searches.looked("placement", root)):
             missing.append(f"placement of {root} (a node it shares)")
     missing += cres.missing
     missing += _unobservable_below(k, t, cause)
@@ -364,12 +365,21 @@ def _unobservable_below(k: Knowledge, t: Trace, cause: Cause | None) -> list[str
     """A change found by its timing alone explains the root only if nothing below the root could
     have: a dependency of a kind that is normally monitored but has no telemetry at all in the
     case cannot be ruled out, so the cause stays inferred and the report names that dependency.
-    A change the anomaly names (implicated, or ended by its rollback) is tied to it directly."""
+    A change the anomaly names (implicated, or ended by its rollback) is tied to it directly; a
+    dependency the root's own error lines (read whole, bursting) do not name is not where they
+    come from."""
     if t.root is None or cause is None or cause.change is None or cause.change.implicated:
         return []
+    # the root's own bursting error lines, read whole, say where its failures go: a dependency they
+    # do not name is not where they come from, telemetry or not
+    spoke = k.searches.done_full(t.root) and any(
+        f.signal in ("logs", "traces", "events") and is_bad(f) for f, _e in k.signals.get(t.root, []))
+    named = named_by(k, t.root)
     out = []
     for d in sorted(k.dependencies(t.root)):
         if d in t.nodes or k.kind(d) not in OBSERVABLE_KINDS:
+            continue
+        if spoke and d not in named:
             continue
         status = entity_state(k, d).status
         if status == "no_telemetry":

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graphs.knowledge import Knowledge
-from graphs.rules import Trace, applicability, cause_at, change_candidates
+from graphs.rules import Trace, applicability, cause_at, change_candidates, fronting
 from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, Hypothesis, SymptomClaim
 from state.claims import ClaimDecision
 from state.evidence import (
@@ -146,9 +146,13 @@ class DeterministicPlanner:
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=(root,), environment=env, start=lo, end=hi),
                           reason=f"a change of {root} (the deepest anomalous entity) shortly before its onset")
             if k.kind(root) not in ("component", "node", "host", "domain", "external") and not k.searches.looked(
-                    "placement", root) and not t.nodes[root].sideways:
+                    "placement", root) and not t.nodes[root].sideways and t.nodes[root].state.how != "callers":
                 yield Gap(claim_id=claim.id, act=PlacementAction(entity=root, environment=env),
                           reason=f"where {root} runs, and what else runs there")
+            way = [x for x in fronting(k, t) if not k.searches.done("changes", x)]
+            if way:
+                yield Gap(claim_id=claim.id, act=ChangesAction(entities=tuple(way), environment=env, start=lo, end=hi),
+                          reason=f"changes of {', '.join(way)}, on the way to {root} (only its callers see it fail)")
             if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
                     and not k.searches.looked("records", root)):
                 yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),

@@ -325,6 +325,12 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         root = t.root
         if not k.searches.done("changes", root) or change_candidates(k, root, t.nodes[root].state.onset):
             break
+        if t.nodes[root].state.how == "callers":
+            # healthy on its own, failing on the way to it: no neighbour loaded it; what stands in front
+            # of it (a load balancer, a proxy, a DNS name) is found among what relates to it
+            if not k.searches.done("relations", root, direction="consumers"):
+                t.need("consumers", root, f"what stands on the way to {root} (a load balancer, a proxy)")
+            break
         side = _sideways(k, t, root, t.nodes[root])
         if not side:
             break
@@ -408,6 +414,17 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
 CONDUITS = ("queue",)
 """Kinds that only carry work between others: a queue's backlog or lag grows because its consumers
 slowed down or its producers surged, so it is a root only when nothing else is."""
+
+
+def fronting(k: Knowledge, t: Trace) -> list[str]:
+    """What stands on the way to a root that only its callers see failing (its own signals healthy): the
+    entities with a stated relation to it that have no telemetry of their own — its load balancer,
+    proxy, pooler, DNS name, certificate. A change of those breaks the way to it."""
+    root = t.root
+    if root is None or t.nodes[root].state.how != "callers":
+        return []
+    near = set(k.consumers_of(root)) | set(k.dependencies(root))
+    return sorted(x for x in near if x not in t.nodes and not k.signals.get(x) and k.kind(x) != "component")
 
 
 def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list[Ref]:
@@ -589,7 +606,9 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
     res = CauseResult(None)
     rollbacks = {c.rollback_of: (c, e) for c, e in k.changes if c.type == "rollback" and c.rollback_of}
     ended: dict[str, str] = {}
-    for ch, eid in sorted(k.changes_of(root), key=lambda r: (r[0].effective, r[0].id)):
+    way = {c.id: (c, e) for x in fronting(k, t) for c, e in k.changes_of(x)}
+    mine = {c.id: (c, e) for c, e in k.changes_of(root)}
+    for ch, eid in sorted({**way, **mine}.values(), key=lambda r: (r[0].effective, r[0].id)):
         at = ch.effective
         if ch.type == "rollback":
             continue
@@ -650,6 +669,12 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                       evidence=(chosen.evidence, *(e for _f, e in node.state.anomalies)) if node.sideways
                       else (chosen.evidence,),
                       summary=(f"{root}'s load rose on {node.parent} after " if node.sideways else "") + _describe(ch))
+        front = next((x for x in ch.about if x in fronting(k, t)), None) if root not in ch.about else None
+        if front is not None:
+            # the change is of what stands on the way to the root: cite the source that says so
+            rel = [e for _r, e in (*k.consumers_of(root).get(front, []), *k.dependencies(root).get(front, []))]
+            cause.evidence = tuple(dict.fromkeys((*cause.evidence, *rel)))
+            cause.summary = f"{front}, on the way to {root}: " + cause.summary
         if chosen.implicated:
             cause.element = chosen.implicated[0][0]
             cause.element_evidence = tuple(dict.fromkeys(i[2] for i in chosen.implicated))

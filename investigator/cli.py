@@ -160,10 +160,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: no case folder with an expected.yaml in {', '.join(args.cases) or 'cases'}", file=sys.stderr)
         return 2
     tools = args.tool or ["basic", "graph"]
+    keep = base.settings.index_root  # INVESTIGATOR_INDEX_ROOT: indexes reused between evaluations
     if args.jobs > 1:
-        scores = evaluate_parallel(cases, tools, args.jobs, progress=base.progress)
+        scores = evaluate_parallel(cases, tools, args.jobs, progress=base.progress, index_root=keep)
     else:
-        scores = evaluate(cases, tools, _workspace_factory(base), progress=base.progress)
+        scores = evaluate(cases, tools, _workspace_factory(base), progress=base.progress, index_root=keep)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval.json").write_text(to_json(scores))

@@ -8,7 +8,9 @@ unreadable text, rounds, reads and time. The summary breaks these down by tool, 
 by depth and by variant (from the generator's metadata when a case has it).
 
 A change named in the gold by reference (`change_ref`, for changes from histories and
-snapshot diffs) matches the documented id of that change (docs/case-format.md §5).
+snapshot diffs) matches the documented id of that change (docs/case-format.md §5). A gold root
+cause that names no change and is not `capacity` leaves the change unconstrained (the gold
+could not name it); a `capacity` gold with no change wants none.
 """
 
 from __future__ import annotations
@@ -112,6 +114,12 @@ def change_matches(found: str | None, expected: str | None, ref: dict[str, Any] 
     return False
 
 
+def _unspecified_change(kind: str | None, change: str | None, ref: dict[str, Any] | None) -> bool:
+    """A gold root cause that names no change (by id or reference) and is not a cause without one
+    (capacity: no change at all) does not constrain the change the run names."""
+    return change is None and not ref and kind != "capacity"
+
+
 def _extra(expected: Expected, key: str) -> Any:
     return (expected.model_extra or {}).get(key)
 
@@ -149,7 +157,7 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
     root_entity_ok = root_change_ok = None
     if gold_rc is not None and causal_expected in ("confirmed", "inferred"):
         root_entity_ok = rc is not None and rc.entity == gold_rc.entity
-        root_change_ok = rc is not None and (gold_rc.kind is None and not ref and gold_rc.change is None
+        root_change_ok = rc is not None and (_unspecified_change(gold_rc.kind, gold_rc.change, ref)
                                              or change_matches(rc.change, gold_rc.change, ref))
     false_conf = sum(got.get(c) == "confirmed" and v != "confirmed" for c, v in want.items())
     wrong_root = bool(causal and causal.verdict == "confirmed" and gold_rc is not None and causal_expected == "confirmed"
@@ -178,8 +186,11 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
 
 
 def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable[[str], None]], object],
-             progress: Callable[[str], None] = lambda _m: None) -> list[CaseScore]:
-    """Run every case under every tool (one workspace per case: both tools share its index) and score it."""
+             progress: Callable[[str], None] = lambda _m: None, index_root: Path | None = None) -> list[CaseScore]:
+    """Run every case under every tool (one workspace per case: both tools share its index) and score it.
+
+    `index_root`: where the case indexes are kept between evaluations (default: a fresh temporary one
+    per case, so nothing is reused)."""
     scores = []
     for case_dir in cases:
         expected = load_expected(case_dir)
@@ -190,7 +201,8 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                 ws = Path(tmp) / tool
                 log: list[str] = []
                 inv = make(ws, log.append)
-                inv.settings = inv.settings.model_copy(update={"index_root": Path(tmp) / "index"})  # type: ignore[attr-defined]
+                inv.settings = inv.settings.model_copy(  # type: ignore[attr-defined]
+                    update={"index_root": index_root or Path(tmp) / "index"})
                 try:
                     result = inv.start(case_dir, retrieval=tool)  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001 - a crash is a result to report, not a reason to stop
@@ -312,7 +324,7 @@ def expand(paths: list[Path]) -> list[Path]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(home: str) -> None:
+def _init_worker(home: str, index_root: str = "") -> None:
     from investigator.config import Settings
     from investigator.runtime import Investigator
     from tools.embedding import MiniLMEmbedder
@@ -324,14 +336,18 @@ def _init_worker(home: str) -> None:
 
     _WORKER["make"] = make
     _WORKER["home"] = home
+    _WORKER["index_root"] = index_root
 
 
 def _one(case_dir: str, tools: tuple[str, ...]) -> list[dict]:
-    return [s.model_dump() for s in evaluate([Path(case_dir)], list(tools), _WORKER["make"])]
+    root = _WORKER.get("index_root")
+    return [s.model_dump() for s in evaluate([Path(case_dir)], list(tools), _WORKER["make"],
+                                             index_root=Path(root) if root else None)]
 
 
 def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
-                      progress: Callable[[str], None] = lambda _m: None) -> list[CaseScore]:
+                      progress: Callable[[str], None] = lambda _m: None,
+                      index_root: Path | None = None) -> list[CaseScore]:
     """The same as `evaluate`, one case per worker process (each loads the embedding model once)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -340,7 +356,7 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
     scores: dict[str, list[CaseScore]] = {}
     todo = list(cases)
     while todo:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("",)) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("", str(index_root or ""))) as pool:
             futures = {pool.submit(_one, str(c), tuple(tools)): c for c in todo}
             broken = False
             for fut in as_completed(futures):
@@ -360,7 +376,7 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
                 # unknown which case killed it: run the rest one by one to find it
                 for c in left:
                     try:
-                        with ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=("",)) as one:
+                        with ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=("", str(index_root or ""))) as one:
                             got = [CaseScore.model_validate(d) for d in one.submit(_one, str(c), tuple(tools)).result()]
                     except BrokenProcessPool:
                         got = [_crashed(c, t) for t in tools]

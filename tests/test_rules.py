@@ -492,3 +492,44 @@ def test_a_restricted_change_record_of_the_root_does_not_block_the_change_the_an
     w.looked(ChangesAction(entities=("s2",), environment="prod", start=at(-60), end=at(20)), denied=("s2-restricted",))
     d, _k = decide(w)
     assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing
+
+
+def test_an_unmonitored_dependency_the_roots_own_error_lines_do_not_name_is_ruled_out():
+    """The root's errors, read whole and bursting, are internal (they name no dependency): an
+    unmonitored dependency is not where they come from, so a timing-only change is confirmed."""
+    w = cascade(2)
+    w.read(dep("s2", "blind-svc"), source_kind="catalog")
+    w.kinds["blind-svc"] = "service"
+    w.everything_looked("blind-svc")
+    w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
+           .model_copy(update={"signal": "logs"}))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing
+
+
+def test_an_unmonitored_dependency_the_roots_error_lines_name_keeps_the_cause_open():
+    w = cascade(2)
+    w.read(dep("s2", "blind-svc"), source_kind="catalog")
+    w.kinds["blind-svc"] = "service"
+    w.everything_looked("blind-svc")
+    w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
+           .model_copy(update={"signal": "logs"}), names("s2", "blind-svc", -4, kind="service"))
+    d, _k = decide(w)
+    assert d.verdict != "confirmed"
+
+
+def test_a_change_of_what_stands_in_front_of_a_service_only_its_callers_see_failing_is_its_cause():
+    """The service's own signals are healthy; its caller's errors name it; its load balancer (stated
+    in front of it, no telemetry of its own) had a TLS policy change just before."""
+    w = World(kinds={"lb-7": "external"})
+    w.read(rise("web", 0), names("web", "api", 0.2, kind="service"))
+    w.read(dep("web", "api"), source_kind="config")
+    w.read(flat("api"))
+    w.read(RelationFact(source="lb-7", target="api", relation="stated", via="sentence 'fronts'",
+                        environment="prod"), source_kind="doc")
+    w.read(change("LISTENER-1", "lb-7", -2, type_="certificate"), source_kind="change")
+    w.everything_looked("web", "api", "lb-7")
+    d, _k = decide(w)
+    assert d.root_cause is not None, d.missing
+    assert (d.root_cause.entity, d.root_cause.change) == ("api", "LISTENER-1") and d.verdict == "confirmed", d.missing
+    assert not any("placement" in m for m in d.missing)
