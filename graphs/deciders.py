@@ -52,7 +52,7 @@ def _symptom_signals(claim: SymptomClaim, sigs: list[tuple[SignalFact, str]]) ->
     if want == "metric":
         return metrics
     for group in (metrics, [(f, e) for f, e in sigs if f.signal == "logs"],
-                  [(f, e) for f, e in sigs if f.signal == "traces"]):
+                  [(f, e) for f, e in sigs if f.signal == "traces"], [(f, e) for f, e in sigs if f.signal == "events"]):
         if group:
             return group
     return []

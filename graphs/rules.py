@@ -96,7 +96,10 @@ def entity_state(k: Knowledge, entity: str, caller: str | None = None) -> Entity
     bad = sorted(((f, e) for f, e in own if is_bad(f)), key=lambda r: r[0].onset)
     load = tuple(sorted(((f, e) for f, e in own if is_load(f)), key=lambda r: r[0].onset))
     if bad:
-        return EntityState(entity, "anomalous", bad[0][0].onset, "own", tuple(bad),
+        # sampled spans time an onset only as well as their density allows: a metric or the lines, when
+        # there is one, say when the anomaly began
+        dense = [r for r in bad if r[0].signal != "traces"]
+        return EntityState(entity, "anomalous", (dense or bad)[0][0].onset, "own", tuple(bad),
                            tuple(r for r in own if not is_bad(r[0])), load)
     denied = tuple(k.searches.denied("telemetry", entity))
     done = k.searches.done("telemetry", entity)

@@ -45,6 +45,9 @@ class AnomalyParams(Frozen):
     log_burst_span: Number = Field(default=300, gt=0)
     log_burst_ratio: Number = Field(default=3.0, gt=1)
     span_bucket: Number = Field(default=60, gt=0)
+    min_bucket_spans: Int = Field(default=5, ge=1)
+    """Spans a bucket should hold on average: a lightly sampled trace file gets wider buckets (up to
+    ten), so a percentile of two spans never makes an onset."""
     explain_fraction: Number = Field(default=0.5, ge=0, le=1)
 
 

@@ -100,3 +100,36 @@ def test_a_log_with_no_line_in_the_baseline_cannot_tell_a_burst():
     minutes = [m / 2 for m in range(0, 40)]
     v = burst_verdict(*_lines(minutes, set(range(40))), RNG, P)
     assert not v.decidable and not v.anomalous
+
+
+# --- material exported for the incident only (no data before the window) ---------------------------
+
+def test_an_export_that_starts_at_the_window_is_decided_against_the_quiet_stretch_it_starts_with():
+    v = series_verdict(series([100.0] * 8 + [450.0] * 12, start_min=-8), RNG, P, ("up",))
+    assert v.decidable and v.anomalous and v.onset == T0
+    assert "quiet stretch" in v.note and v.baseline == 100
+
+
+def test_an_export_already_elevated_from_its_first_point_stays_undecidable_never_normal():
+    v = series_verdict(series([450.0] * 20, start_min=-5), RNG, P, ("up",))
+    assert not v.decidable and not v.anomalous
+
+
+def test_an_export_flat_throughout_with_nothing_before_the_window_says_nothing():
+    v = series_verdict(series([100.0] * 20, start_min=-5), RNG, P, ("up", "down"))
+    assert not v.decidable
+
+
+def test_the_same_hours_a_day_earlier_are_a_baseline_when_nothing_precedes_the_window():
+    day = [(t - timedelta(days=1), 100.0) for t, _v in series([0.0] * 30)]
+    v = series_verdict(day + series([100.0, 100.0, 420.0, 430.0] + [440.0] * 16, start_min=-6), RNG, P, ("up",))
+    assert v.anomalous and "a day earlier" in v.note
+
+
+def test_a_log_exported_from_the_window_on_bursts_against_its_quiet_first_minutes():
+    quiet = [m / 2 for m in range(-20, 0)]          # one info line every 30 s from minute -10
+    loud = [m / 6 for m in range(0, 60)]            # six lines a minute from the window start
+    times = [T0 + timedelta(minutes=m) for m in quiet + loud]
+    bad = [False] * len(quiet) + [True] * len(loud)
+    v = burst_verdict(times, bad, RNG, P)
+    assert v.anomalous and v.onset == T0

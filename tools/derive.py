@@ -25,9 +25,9 @@ from state.telemetry import SEVERITY_RANK, LogEvent, Series, TraceSpan
 from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
 from tools.formats.k8s import rollout_of, workload_of_pod
-from tools.signals import Range, burst_verdict, bucketed, percentile, series_verdict
+from tools.signals import DAY, Range, burst_verdict, bucketed, percentile, series_verdict
 
-DERIVATION = "2026-12-02"
+DERIVATION = "2026-12-02.2"
 """Changes whenever what a source yields (streams, relations, changes, their entities) changes:
 part of every index fingerprint, so an index built by an older runtime is rebuilt, not trusted."""
 
@@ -170,7 +170,8 @@ def series_facts(doc: SourceDoc, s: Series, entity: str, profile: Profile, rng: 
     pts = [(p.ts, p.value) for p in s.points]
     absent = _absent_before(doc, s, role, profile, rng)
     v = series_verdict(absent + pts, rng, profile.anomaly, _directions(role, direction), min_ratio, capacity_of(s))
-    kept = tuple((t, x) for t, x in absent + pts if rng.baseline_from <= t <= rng.end and math.isfinite(x))
+    # a day earlier too: a baseline from the same hours the day before is re-decided from the kept points
+    kept = tuple((t, x) for t, x in absent + pts if rng.baseline_from - DAY <= t <= rng.end and math.isfinite(x))
     at = None
     onset_index = v.onset_index - len(absent) if v.onset_index is not None else None
     if onset_index is not None and onset_index >= 0:
@@ -283,7 +284,7 @@ def trace_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rn
     if not sps:
         return []
     entry = [s for s in sps if s.kind in ("server", "consumer")] or sps
-    step = profile.anomaly.span_bucket
+    step = _span_step(entry, profile, rng)
     out: list = []
     for name, role, values, agg in (
             ("span p95 duration", "latency", [s.duration_ms for s in entry], lambda xs: percentile(xs, 95)),
@@ -303,6 +304,19 @@ def trace_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rn
                               note=v.note, points=kept, at=at))
     errs = [(s.start_ts, "error", " ".join([s.name, *s.attributes.values()]), s.start, s.end) for s in sps if s.error]
     return [*out, *mention_facts(doc, entity, errs, [s.start_ts for s in sps], reg, profile, rng)]
+
+
+def _span_step(spans: list[TraceSpan], profile: Profile, rng: Range) -> float:
+    """The bucket width for a span series: the profile's, widened (at most tenfold) until a bucket
+    holds `min_bucket_spans` spans on average: onset precision follows sample density."""
+    base = profile.anomaly.span_bucket
+    inside = [s for s in spans if rng.baseline_from <= s.start_ts <= rng.end]
+    minutes = max((rng.end - rng.baseline_from).total_seconds() / base, 1.0)
+    per_bucket = len(inside) / minutes
+    want = profile.anomaly.min_bucket_spans
+    if per_bucket >= want or not inside:
+        return base
+    return base * min(10, math.ceil(want / max(per_bucket, 1e-9)))
 
 
 def event_facts(doc: SourceDoc, entity: str, reg: Registry, profile: Profile, rng: Range) -> list:

@@ -72,10 +72,25 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
     if not search:
         return SeriesVerdict(False, False, None, None, None, None, None, None, None, None, 0,
                              "no point in the window")
+    note = ""
     if len(base) < params.min_baseline_points:
-        peak_i = max(search, key=lambda i: points[i][1])
-        return SeriesVerdict(False, False, None, peak_i, None, None, None, points[peak_i][1], None, None, len(search),
-                             f"{len(base)} baseline points (at least {params.min_baseline_points} needed)")
+        # material exported for the incident only: compare with the same hours a day earlier, else with
+        # the quiet stretch the export starts with (only when the series departs from it)
+        day = [points[i][1] for i in idx if rng.baseline_from - DAY <= points[i][0] < rng.search_from - DAY]
+        if len(day) >= params.min_baseline_points:
+            base, note = day, "baseline: the same hours a day earlier (none before the window)"
+        else:
+            lead = _quiet_stretch(points, search, params, min_ratio)
+            if lead is None:
+                peak_i = max(search, key=lambda i: points[i][1])
+                return SeriesVerdict(False, False, None, peak_i, None, None, None, points[peak_i][1], None, None,
+                                     len(search), f"{len(base)} baseline points (at least "
+                                                  f"{params.min_baseline_points} needed)")
+            n = lead
+            base = [points[i][1] for i in search[:n]]
+            note = (f"baseline: the quiet stretch the export starts with ({points[search[0]][0]:%H:%M}–"
+                    f"{points[search[n - 1]][0]:%H:%M}); no data before the window")
+            search = search[n:]
     median = statistics.median(base)
     mad = statistics.median(abs(v - median) for v in base)
     sigma = 1.4826 * mad
@@ -104,7 +119,8 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
         peak_j = max(range(len(values)), key=lambda j: (abs(values[j] - median), -j))
         level = statistics.median(values)
         return SeriesVerdict(False, True, None, search[peak_j], None, median, level, values[peak_j],
-                             round(_ratio(values[peak_j], median), 4), round(values[peak_j] - median, 6), len(values))
+                             round(_ratio(values[peak_j], median), 4), round(values[peak_j] - median, 6), len(values),
+                             note)
     j, d = best
     after = values[j:]
     level = statistics.median(after)
@@ -116,7 +132,34 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
             recovered = points[tail[k]][0]
             break
     return SeriesVerdict(True, True, d, search[j], points[search[j]][0], median, level, peak,
-                         round(_ratio(level, median), 4), round(level - median, 6), len(values), "", recovered)
+                         round(_ratio(level, median), 4), round(level - median, 6), len(values), note, recovered)
+
+
+DAY = timedelta(days=1)
+
+
+def _quiet_stretch(points: Sequence[tuple[datetime, float]], search: list[int], params: AnomalyParams,
+                   min_ratio: float | None) -> int | None:
+    """How many leading points of the search range form a quiet stretch the series then departs
+    from (up or down, sustained): a baseline for an export that starts at the window. None when there
+    is no such stretch — a series already elevated from its first point, or flat throughout, says
+    nothing without a baseline from before."""
+    r = min_ratio or params.min_ratio
+    need = params.min_baseline_points
+    if len(search) < need + params.persist:
+        return None
+    n = need
+    while n < len(search) - params.persist + 1:
+        base = [points[i][1] for i in search[:n]]
+        median = statistics.median(base)
+        sigma = 1.4826 * statistics.median(abs(v - median) for v in base)
+        up = median + max(abs(median) * (r - 1), params.mad_z * sigma, params.floor)
+        down = median - max(abs(median) * (1 - 1 / r), params.mad_z * sigma, params.floor)
+        window_ = [points[i][1] for i in search[n:n + params.persist]]
+        if sum(v > up for v in window_) >= params.persist_min or sum(v < down for v in window_) >= params.persist_min:
+            return n
+        n += 1
+    return None
 
 
 @dataclass(frozen=True)
@@ -147,9 +190,11 @@ def burst_verdict(times: Sequence[datetime], bad: Sequence[bool], rng: Range, pa
     search = [i for i, (t, b) in enumerate(zip(times, bad)) if b and rng.search_from <= t <= rng.end]
     win_minutes = max((rng.end - rng.search_from).total_seconds() / 60, 1e-9)
     rate = len(search) / win_minutes
-    if not covered:
+    if not covered and not any(t >= rng.search_from for t in times):
         return BurstVerdict(False, False, search[0] if search else None, None, None, rate, len(search),
                             "the stream has no line in the baseline period")
+    # a stream exported for the incident only (no line before the window) is decided against the
+    # quiet minutes it starts with, by the same rule as a series (`series_verdict`)
     first = max(min(times), rng.baseline_from)
     last = min(max(times), rng.end)
     step = timedelta(minutes=1)
@@ -163,6 +208,9 @@ def burst_verdict(times: Sequence[datetime], bad: Sequence[bool], rng: Range, pa
             first_in.setdefault(k, i)
     pts = [(first + k * step, float(c)) for k, c in enumerate(counts)]
     v = series_verdict(pts, rng, params, ("up",), params.log_burst_ratio)
+    if not covered and not v.anomalous:
+        return BurstVerdict(False, False, search[0] if search else None, None, None, rate, len(search),
+                            "the stream has no line in the baseline period")
     span = timedelta(seconds=params.log_burst_span)
     if v.anomalous and v.onset_index is not None:
         k = v.onset_index
