@@ -146,6 +146,11 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], set
 
 # --- the causal claim --------------------------------------------------------------------------
 
+def _round_of(k: Knowledge, ids: tuple[str, ...]) -> int | None:
+    rounds = [k.evidence[x].round for e in ids for x in e.split("+") if x in k.evidence]
+    return max(rounds) if rounds else None
+
+
 def _path_hops(k: Knowledge, t: Trace, claim: CausalChainClaim) -> list[Hop]:
     hops = []
     path = t.path()
@@ -157,7 +162,7 @@ def _path_hops(k: Knowledge, t: Trace, claim: CausalChainClaim) -> list[Hop]:
                 else f"{a} {relation.replace('_', ' ')} {b} ({note}); {b} anomalous since {node.state.onset:%H:%M:%S}")
         evidence = tuple(dict.fromkeys([*ids, *node.state.evidence]))
         hops.append(Hop(source=a, target=b, relation=relation if not node.sideways else "shares", evidence_ids=evidence,
-                        status=status, note=what, onset=node.state.onset))
+                        status=status, note=what, onset=node.state.onset, round=_round_of(k, evidence)))
     return hops
 
 
@@ -216,7 +221,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     hops = _path_hops(k, t, claim)
     cause = cres.cause
     if cause is not None:
-        hops += _cause_hops(k, cause, claim)
+        hops += [h.model_copy(update={"round": _round_of(k, h.evidence_ids)}) for h in _cause_hops(k, cause, claim)]
     root = t.root or subject
     # checks that could still change the answer
     missing = [f"{act} of {ent}: {why}" for act, ent, why in t.pending]

@@ -315,6 +315,12 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
     from tools.profile import load_profile
 
     injection = load_profile(case.profile).injection_re
+    read_rounds = sorted(r for r, _rec in store.reads(run.run_id))
+
+    def reads_by_round(round_: int) -> int:
+        """Reads made up to and including a round: what reaching a hop cost."""
+        return sum(1 for r in read_rounds if r <= round_)
+
     claims = []
     for claim in case.required_claims:
         d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
@@ -325,7 +331,9 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
         keep = lambda ids: tuple(i for i in ids if i in active)  # noqa: E731 - revoked ids are not shown
         rests = [i for i in dict.fromkeys([*d.supporting, *(e for h in d.path for e in h.evidence_ids)]) if i in withheld]
         root_cause = d.root_cause if verdict in ("confirmed", "inferred") else None
-        path = tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids)}) for h in d.path)
+        path = tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids),
+                                          "reads": reads_by_round(h.round) if h.round is not None else None})
+                     for h in d.path)
         if rests:
             note = "; ".join(x for x in (note, f"rests on evidence withheld now ({', '.join(rests)}: no longer "
                                                f"readable); `investigator resume {run.run_id}` re-checks and re-decides") if x)
@@ -497,7 +505,9 @@ def render_markdown(r: Report) -> str:
         if c.path:
             lines += ["", "Bridge path:", ""]
             lines += [f"{i}. {h.source} → {h.target} ({'applies' if h.applicable else 'does not apply yet'}: {h.note}) "
-                      f"[{', '.join(e for e in h.evidence_ids if e in ev)}]" for i, h in enumerate(c.path, 1)]
+                      f"[{', '.join(e for e in h.evidence_ids if e in ev)}]"
+                      + (f" — reached in round {h.round}, after {h.reads} reads" if h.round is not None else "")
+                      for i, h in enumerate(c.path, 1)]
         for title, ids in (("Supporting evidence", c.supporting), ("Opposing evidence", c.opposing),
                            ("Proposed by", c.proposed_by)):
             if ids:

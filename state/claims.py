@@ -36,6 +36,10 @@ class Hop(Frozen):
     note: str = ""
     onset: datetime | None = None
     """The target's onset, for entity hops."""
+    round: int | None = None
+    """The round by which every piece of evidence the hop rests on had been read."""
+    reads: int | None = None
+    """How many reads the run had made by then (what reaching this hop cost)."""
 
     @property
     def applicable(self) -> bool:
