@@ -14,6 +14,7 @@ from langgraph.types import interrupt
 from graphs.deciders import causal_trace, decide_all
 from graphs.deps import Deps
 from graphs.evidence import anchor, evidence_key, make_evidence, read_facts
+from graphs.consistency import reconcile
 from graphs.hypotheses import read_blames
 from graphs.knowledge import Knowledge
 from graphs.loop_state import LoopState
@@ -227,7 +228,7 @@ def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecisio
 def update(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_, store, run = state["round"], deps.store, deps.run_id
     k, t, _steps = knowledge(deps)
-    decisions = settle(deps, k, t, decide_all(deps.case, k))
+    decisions = reconcile(deps.case, deps.profile, settle(deps, k, t, decide_all(deps.case, k)), k.blames)
     for d in decisions.values():
         store.add_decision(run, round_, d)
     _done(deps, UpdateStep(round=round_, decisions={c: d.verdict for c, d in decisions.items()},

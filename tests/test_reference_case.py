@@ -55,6 +55,20 @@ def test_every_shipped_case_gets_its_expected_verdicts_path_and_stop(case_run):
                 assert all(h.applicable for h in claim.path)
 
 
+def test_the_verdicts_of_every_shipped_case_never_contradict_each_other(case_run):
+    from graphs.consistency import contradictions
+    from graphs.hypotheses import read_blames
+    from investigator.runtime import load_case_and_sources
+    from tools.entities import EntityExtractor
+    from tools.profile import load_profile
+
+    case_dir, inv, result, _out = case_run
+    case, docs, _ctx = load_case_and_sources(case_dir)
+    profile = load_profile(case.profile)
+    blames = read_blames(case, EntityExtractor.from_sources(docs, profile), profile)
+    assert contradictions(case, profile, inv.store.decisions(result.run_id), blames) == []
+
+
 def test_no_shipped_case_leaks_a_canary_or_a_bad_citation(case_run):
     case_dir, inv, result, out = case_run
     manifest = {s.id: s for s in load_manifest(case_dir).sources}
