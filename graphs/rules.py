@@ -313,7 +313,7 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
         if not led:
             # what x depends on, where nothing it names explains it, may be in a source it cannot read
             t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
-        if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in CONDUITS:
+        if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in (*CONDUITS, *MACHINES):
             if led:
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
             else:
@@ -413,6 +413,10 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
             t.checked[c] = f"{c} (also uses {x}) put no earlier load on it"
     return out
 
+
+MACHINES = ("node", "host")
+"""A machine depends on nothing the path could follow: what matters there is who else runs on it
+(its consumers, §5), never what it "depends on"."""
 
 CONDUITS = ("queue",)
 """Kinds that only carry work between others: a queue's backlog or lag grows because its consumers
