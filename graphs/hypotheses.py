@@ -90,8 +90,11 @@ def _blamed(k: Knowledge, b: Blame) -> list[Ref]:
 
 def _rollback(k: Knowledge, c: ChangeFact) -> Ref | None:
     """The change that undid `c`: a rollback of it, or a later change back to the version it replaced."""
-    for r, e in sorted(k.changes_of(c.entity), key=lambda x: x[0].effective or c.effective):
-        if r.id == c.id or r.effective is None or c.effective is None or r.effective <= c.effective:
+    if c.effective is None:
+        return None
+    dated = [(r, e) for r, e in k.changes_of(c.entity) if r.effective is not None]
+    for r, e in sorted(dated, key=lambda x: x[0].effective):
+        if r.id == c.id or r.effective <= c.effective:
             continue
         if r.rollback_of == c.id or (c.version_from and r.version_to == c.version_from):
             return r, e

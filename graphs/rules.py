@@ -343,7 +343,7 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
 
 
 def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref]],
-            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset(), *, named: set[str] = frozenset(),
+            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset(), *, named: frozenset[str] | set[str] = frozenset(),
             unknown: list[tuple[str, str]] | None = None) -> list[str]:
     out: list[str] = []
     unknown = unknown if unknown is not None else []

@@ -5,7 +5,7 @@ Each test builds the facts a run would have read (tests/rulesworld.py): no loop,
 
 from __future__ import annotations
 
-from rulesworld import World, at, case, change, dep, flat, names, rise
+from rulesworld import World, at, case, change, dep, names, rise
 
 from graphs.deciders import decide_counter_evidence
 from graphs.hypotheses import read_blame, restates_symptom
