@@ -333,6 +333,19 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
             # of it (a load balancer, a proxy, a DNS name) is found among what relates to it
             if not k.searches.done("relations", root, direction="consumers"):
                 t.need("consumers", root, f"what stands on the way to {root} (a load balancer, a proxy)")
+            elif t.nodes[root].state.normal and _nothing_on_the_way(k, t, root):
+                # its own signals healthy, nothing changed on the way to it: what fails is its caller's
+                # side of the call (a client setting, the caller's own release); the cause is looked for there
+                parent = t.nodes[root].parent
+                t.checked[root] = (f"{root}'s signals are healthy and nothing changed on the way to it; {parent}'s "
+                                   f"errors naming it point at {parent}'s side of the call")
+                del t.nodes[root]
+                t.roots = [r for r in t.roots if r != root]
+                if parent is not None and not any(n.parent == parent for n in t.nodes.values()):
+                    t.roots.append(parent)
+                t.root, t.ambiguous = None, []
+                _choose_root(k, t)
+                continue
             break
         side = _sideways(k, t, root, t.nodes[root])
         if not side:
@@ -430,8 +443,19 @@ def fronting(k: Knowledge, t: Trace) -> list[str]:
     root = t.root
     if root is None or t.nodes[root].state.how != "callers":
         return []
-    near = set(k.consumers_of(root)) | set(k.dependencies(root))
+    near = set(k.consumers_of(root))  # what forwards to it (stands in front), not what it depends on
     return sorted(x for x in near if x not in t.nodes and not k.signals.get(x) and k.kind(x) != "component")
+
+
+def _nothing_on_the_way(k: Knowledge, t: Trace, root: str) -> bool:
+    """A root only its callers see failing (its own telemetry read and healthy), whose changes and whose
+    front's changes were all looked up and none acts at its onset. (One with no telemetry at all — a
+    vendor's API — stays the root: its failure is its own, unseen.)"""
+    onset = t.nodes[root].state.onset
+    way = fronting(k, t)
+    if not k.searches.done("changes", root) or not all(k.searches.done("changes", x) for x in way):
+        return False
+    return not change_candidates(k, root, onset) and not any(change_candidates(k, x, onset) for x in way)
 
 
 def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list[Ref]:

@@ -533,3 +533,19 @@ def test_a_change_of_what_stands_in_front_of_a_service_only_its_callers_see_fail
     assert d.root_cause is not None, d.missing
     assert (d.root_cause.entity, d.root_cause.change) == ("api", "LISTENER-1") and d.verdict == "confirmed", d.missing
     assert not any("placement" in m for m in d.missing)
+
+
+def test_a_service_only_its_caller_sees_failing_with_nothing_changed_on_the_way_sends_the_search_back_to_the_caller():
+    """web's errors name api, api's own signals are healthy and nothing changed for api or in front of
+    it: what fails is web's side of the call, and web's own change (its new client) is the cause."""
+    w = World(c=case(subject="edge"))
+    w.read(rise("edge", 0), names("edge", "web", 0.1, kind="service"))
+    w.read(dep("edge", "web"), source_kind="config")
+    w.read(rise("web", -1), names("web", "api", -0.8, kind="service"))
+    w.read(dep("web", "api"), source_kind="config")
+    w.read(flat("api"))
+    w.read(change("DEP-web", "web", -4, keys=("api.tls.min_version",)), source_kind="change")
+    w.everything_looked("edge", "web", "api")
+    d, _k = decide(w)
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("web", "DEP-web"), d.missing
+    assert "api" in {a.what for a in d.alternatives}
