@@ -182,7 +182,12 @@ def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanatio
                 du, dl = abs(uf.delta) * nu[1], abs(lf.delta) * nl[1]
                 if best is None or dl / max(du, 1e-12) > best[1] / max(best[0], 1e-12):
                     best = (du, dl, uf, lf)
-    if best is not None:
+    # the fraction rule weighs like against like: a dependency whose anomaly shows in another kind of
+    # signal (evictions, misses, saturation, a queue, errors) explains its caller's slowdown even if its
+    # own latency barely moved (the caller recomputes, retries or waits)
+    other_kind = any(isinstance(lf, SignalFact) and _norm(lf) is None and lf.signal == "metric"
+                     for lf, _le in lower.anomalies)
+    if best is not None and not other_kind:
         du, dl, uf, lf = best
         frac = k.profile.anomaly.explain_fraction
         if dl < frac * du:

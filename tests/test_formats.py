@@ -622,11 +622,19 @@ def test_spans_give_a_services_per_minute_p95_duration_and_error_share(tmp_path)
     t0 = utc(2026, 4, 29, 2, 34, 51)
     rng = Range(baseline_from=t0 - timedelta(minutes=30), search_from=t0 - timedelta(minutes=10),
                 end=t0 + timedelta(minutes=20))
-    facts = derive.trace_facts(doc, "checkout", reg, P, rng)
+    dense = P.model_copy(update={"anomaly": P.anomaly.model_copy(update={"min_bucket_spans": 2})})
+    two_minutes = Range(baseline_from=t0, search_from=t0, end=t0 + timedelta(minutes=2))
+    facts = derive.trace_facts(doc, "checkout", reg, dense, two_minutes)
     sig = {f.name: f for f in facts if isinstance(f, SignalFact)}
     assert sig["span p95 duration"].points == ((t0, 120.0), (t0 + timedelta(minutes=1), 300.0))
     assert sig["span p95 duration"].unit == "ms" and sig["span p95 duration"].role == "latency"
     assert sig["span error share"].points == ((t0, 0.0), (t0 + timedelta(minutes=1), 0.5))
+
+    # five spans in fifty minutes are too few for per-minute buckets: the buckets widen, so no
+    # onset is dated more precisely than the sampling allows
+    facts = derive.trace_facts(doc, "checkout", reg, P, rng)
+    sig = {f.name: f for f in facts if isinstance(f, SignalFact)}
+    assert len(sig["span p95 duration"].points) == 1
 
 
 # =============================================================================================

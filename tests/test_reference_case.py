@@ -130,3 +130,12 @@ def test_the_report_carries_the_run_facts_an_on_call_engineer_needs(reference_ru
     assert [t["node"] for t in data["timeline"][:5]] == ["plan", "retrieve", "read", "update", "decide"]
     for claim in data["claims"]:
         assert claim["rule"] and claim["verdict"] in ("confirmed", "inferred", "insufficient", "refuted")
+
+
+def test_a_span_is_read_and_paid_for_once_a_round_even_when_two_hits_land_on_it(case_run):
+    """Two chunks that anchor to one section (asked about two entities) are one read of the budget."""
+    _case_dir, inv, result, _out = case_run
+    reads = inv.store.reads(result.run_id)
+    spans = [(n, r.source_id, r.version, r.start, r.end) for n, r in reads if r.outcome == "ok"]
+    assert len(spans) == len(set(spans))
+    assert result.report.budgets["reads_used"] == len(reads)

@@ -549,3 +549,26 @@ def test_a_service_only_its_caller_sees_failing_with_nothing_changed_on_the_way_
     d, _k = decide(w)
     assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("web", "DEP-web"), d.missing
     assert "api" in {a.what for a in d.alternatives}
+
+
+def test_a_cache_whose_latency_barely_moved_while_its_evictions_surged_explains_its_caller():
+    """The cause's signal need not be in the effect's unit: misses make the caller recompute."""
+    w = World(kinds={"cache": "cache"})
+    w.read(rise("web", 0, base=100, level=2000), names("web", "cache", 0.2, kind="cache"))
+    w.read(dep("web", "cache"), source_kind="config")
+    w.read(rise("cache", -2, base=1.0, level=1.3),  # its own command latency: +0.3 ms
+           rise("cache", -2, base=3.0, level=20000.0, role="saturation", unit="", name="evictions_per_s"))
+    w.read(change("CFG-MEM", "cache", -3, type_="config_push", keys=("maxmemory",)), source_kind="change")
+    w.everything_looked("web", "cache")
+    d, _k = decide(w)
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("cache", "CFG-MEM"), d.missing
+
+
+def test_a_dependency_that_only_got_a_little_slower_still_does_not_explain_a_big_slowdown():
+    w = World()
+    w.read(rise("web", 0, base=100, level=2000), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", -2, base=10, level=60))
+    w.everything_looked("web", "db")
+    t = trace(w.knowledge(), "web", 6)
+    assert t.root == "web" and "db" in t.checked

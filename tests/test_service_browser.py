@@ -100,7 +100,7 @@ def test_a_person_sees_the_runs_and_a_report_with_its_verdicts_and_root_cause(se
     claims = {r.find_elements(By.TAG_NAME, "td")[0].text: r.text
               for r in browser.find_element(By.ID, "claims").find_elements(By.TAG_NAME, "tr")[1:]}
     assert "confirmed" in claims["causal_attribution"]
-    assert "Root cause: search-indexer (deployment, DEP-20260819-0731)" in claims["causal_attribution"]
+    assert "Root cause: search-indexer (noisy_neighbour, DEP-20260819-0731)" in claims["causal_attribution"]
     assert "Evidence" in report and "E1" in report
     browser.save_screenshot(str(tmp_path / "report.png"))
     assert Path(tmp_path / "report.png").stat().st_size > 10_000
