@@ -1,5 +1,5 @@
 # Two commands do everything:  make run   (install + investigate the reference case)
-#                              make test  (install + run the test suite; .ci/run calls this)
+#                              make test  (install + run the test suite; .ci/run calls this with CI=true: slow tests too)
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -31,10 +31,13 @@ browser:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null); } || \
 	  echo "chromium not installed: the browser test will be skipped"
 
+# the quick suite by default; CI=true (as in CI) or SLOW=1 adds the slow tests (every shipped case,
+# the dev sample, generated cases, crash matrices)
+FULL = $(filter true 1,$(CI) $(SLOW))
 test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(if $(FULL),,-m "not slow")
 
 clean:
 	rm -rf .investigator out

@@ -243,7 +243,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
     # a source is needed when a lookup for an entity on the path, its changes, its placement or a
     # competitor's metric returned it (docs/deciding.md §8)
-    blocked = _decisive_denials(k, t, cause, claim)
+    blocked = _decisive_denials(k, t, cause, open_comp)
     alternatives += [Alternative(what=w, status=s, why=y, evidence_ids=ev) for w, s, y, ev in cres.rejected]  # type: ignore[arg-type]
     alternatives += _other_changes(k, t, cause)
     alternatives += [Alternative(what=d, status=_ruled(k, d), why=why, evidence_ids=entity_state(k, d).evidence)
@@ -288,15 +288,18 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     return ClaimDecision(state="supported", verdict="confirmed", **decision, **base)
 
 
-def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, claim: CausalChainClaim) -> list[str]:
+def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competitors: list[str]) -> list[str]:
     """Unreadable sources that could change the causal verdict (docs/deciding.md §8): what the end of the
     path depends on or what it names, the root's changes and own signals unless the anomaly itself
     names the change found, the root's placement unless a change explains it, a competitor's evidence. A source that
     is merely *about* an entity of the path (another metric of an entity whose anomaly is read, a
-    change of an entity whose anomaly is explained below it) decides nothing."""
+    change of an entity whose anomaly is explained below it) decides nothing, nor does one about a
+    competitor the readable evidence has already decided."""
     # the path's own frontier: decisive once nothing readable is left to extend it
+    # and the root's own sources are decisive only once the path has settled on it: while readable
+    # lookups can still carry the path below, the root is provisional and so are its denials
     out = list(t.blocked) if not t.pending else []
-    if t.root is not None:
+    if t.root is not None and not t.pending:
         if cause is None or cause.change is None or not cause.change.implicated:
             # a cause chosen by timing alone is open while the root's changes or its own signals (the
             # lines that would name what broke, or a dependency below) cannot be read
@@ -304,7 +307,7 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, claim: Causal
             out += k.searches.denied("telemetry", t.root)
         if cause is None or cause.change is None:
             out += k.searches.denied("placement", t.root)
-    out += [d for h in claim.competitors for d in _hypothesis_denied(k, h)]
+    out += [d for h in open_competitors for d in _hypothesis_denied(k, h)]
     return list(dict.fromkeys(out))
 
 

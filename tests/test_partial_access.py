@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rulesworld import at, change, dep, flat, rise, World
+from rulesworld import at, case, change, dep, flat, rise, World
 
 from graphs.deciders import decide_causal
 from state.case import CausalChainClaim
@@ -70,3 +70,39 @@ def test_a_restricted_change_record_of_the_root_leaves_a_timing_only_cause_open(
     w.looked(_act("changes", chain[-1]), denied=("secret-change",))
     after = decide_causal(CLAIM, w.knowledge())
     assert after.verdict == "insufficient" and "secret-change" in after.blocked_by
+
+
+def test_a_restricted_copy_of_a_competitors_metric_changes_nothing_once_readable_series_refute_it():
+    """A finance-only twin of a metric the principal can read: the readable series decided the competitor."""
+    hyp = [{"id": "h", "statement": "cpu", "predicts": {"metric": "cpu_pct", "direction": "up", "min_ratio": 1.5}}]
+    claim = CausalChainClaim(id="cause", kind="causal_chain", statement="s", competitors=("h",))
+    w, _chain = _world(2, 0)
+    w.case = case(competitors=("h",), hypotheses=hyp)
+    w.read(flat("web", 30, role="saturation", unit="%", name="cpu_pct"))
+    w.looked(TelemetryAction(entities=("web",), environment="prod", metric="cpu_pct"), denied=("finance-cpu",))
+    after = decide_causal(claim, w.knowledge())
+    assert (after.verdict, after.root_cause.change if after.root_cause else None) == ("confirmed", "CFG-1"), after.missing
+
+    unread = _world(2, 0)[0]  # the same denial where no readable series decides the competitor: it blocks
+    unread.case = case(competitors=("h",), hypotheses=hyp)
+    unread.looked(TelemetryAction(entities=("web",), environment="prod", metric="cpu_pct"), denied=("finance-cpu",))
+    held = decide_causal(claim, unread.knowledge())
+    assert held.verdict != "confirmed" and "finance-cpu" in held.blocked_by
+
+
+def test_a_restricted_twin_of_the_subjects_own_series_does_not_stop_the_search_below_it():
+    """While readable lookups can carry the path further, the entity it stands on is no root yet,
+    and neither are that entity's unreadable sources decisive."""
+    w = World()
+    w.read(rise("web", 0))
+    w.read(dep("web", "db"), source_kind="catalog")
+    w.looked(TelemetryAction(entities=("web",), environment="prod"), denied=("finance-web-latency",))
+    open_ = decide_causal(CLAIM, w.knowledge())
+    assert open_.verdict == "insufficient" and open_.blocked_by == (), open_.missing
+    assert any("db" in m for m in open_.missing)
+
+    w.read(rise("db", -2))
+    w.read(change("CFG-DB", "db", -5, type_="config_push", keys=("max_conn",)), source_kind="change")
+    w.everything_looked("web", "db")
+    done = decide_causal(CLAIM, w.knowledge())
+    assert (done.verdict, done.root_cause.change if done.root_cause else None) == ("confirmed", "CFG-DB"), done.missing

@@ -1,0 +1,91 @@
+"""Partial access on every shipped case (docs/deciding.md §8), end to end (slow).
+
+Someone in another group can always add material about a service: a finance-only copy of its
+latency series, a log export kept by security. Such a source is *about* the subject; the readable
+material decides without it. Adding it must change no verdict, no root cause and no stop reason,
+and none of its text may reach the report. (Where the subject is itself the root, its own signals
+are the root's and a cause chosen by timing waits for them: §8; those cases are skipped.)
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from state.expected import load_expected
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIRMED = [p.parent for p in sorted((ROOT / "cases").glob("*/expected.yaml"))
+             if (load_expected(p.parent).root_cause is not None)]
+RESTRICTED = "finance-controllers"
+COPIED_KINDS = {"metric", "log", "trace", "events"}
+CANARY = "CANARY-RESTRICTED-COPY-7Q2"
+
+
+def _restricted_copies(case_dir: Path, dst: Path) -> int:
+    """Copy the case, adding a restricted twin of every telemetry source about the subject (when the
+    subject is not the root). Returns how many were added."""
+    shutil.copytree(case_dir, dst)
+    expected = load_expected(case_dir)
+    assert expected.root_cause is not None
+    path = list(expected.root_cause.path or [])
+    on_path_below = set(path[1:]) | {expected.root_cause.entity}
+    about = {path[0]} if path else set()
+    manifest = yaml.safe_load((dst / "sources.yaml").read_text(encoding="utf-8"))
+    added = []
+    for s in manifest["sources"]:
+        if s.get("kind") not in COPIED_KINDS or s.get("service") in on_path_below or s.get("service") not in about:
+            continue
+        src = dst / s["path"]
+        if not src.is_file():
+            continue
+        rel = Path("sources") / "restricted" / Path(s["path"]).name
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst / rel)
+        for side in src.parent.glob(src.name + ".*"):  # sidecars (units, series metadata) go along
+            if side.suffix in (".yaml", ".yml", ".json") and side.name != src.name:
+                shutil.copyfile(side, (dst / rel).parent / side.name)
+        added.append({**s, "id": f"restricted-{s['id']}", "path": rel.as_posix(), "groups": [RESTRICTED]})
+    manifest["sources"] = [*manifest["sources"], *added]
+    (dst / "sources.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return len(added)
+
+
+@pytest.fixture(scope="module")
+def investigator(tmp_path_factory, embedder):
+    from investigator.config import Settings
+    from investigator.runtime import Investigator
+
+    ws = tmp_path_factory.mktemp("partial-access")
+    return Investigator(Settings(workspace=ws), embedder=embedder, progress=lambda _m: None)
+
+
+def test_the_shipped_cases_give_restricted_sources_to_copy(tmp_path):
+    assert sum(_restricted_copies(c, tmp_path / c.name) > 0 for c in CONFIRMED) >= 5
+
+
+@pytest.mark.parametrize("case_dir", CONFIRMED, ids=lambda p: p.name)
+def test_restricted_telemetry_about_the_subject_changes_no_verdict(case_dir, investigator, tmp_path):
+    twin = tmp_path / case_dir.name
+    if not _restricted_copies(case_dir, twin):
+        pytest.skip("the subject is the root here: its own signals are the root's (decisive by §8)")
+    for f in (twin / "sources" / "restricted").iterdir():
+        if f.suffix in (".log", ".env", ".txt"):
+            f.write_text(f.read_text(encoding="utf-8") + f"\n# {CANARY}\n", encoding="utf-8")
+
+    plain = investigator.start(case_dir).report
+    guarded = investigator.start(twin).report
+
+    assert {c.id: c.verdict for c in guarded.claims} == {c.id: c.verdict for c in plain.claims}, \
+        ([c.missing for c in guarded.claims if c.verdict == "insufficient"], guarded.stop)
+    assert guarded.stop.kind == plain.stop.kind
+    before = next(c for c in plain.claims if c.kind == "causal_chain").root_cause
+    after = next(c for c in guarded.claims if c.kind == "causal_chain").root_cause
+    assert before is not None and after is not None
+    assert (after.entity, after.change, after.kind) == (before.entity, before.change, before.kind)
+    assert CANARY not in guarded.model_dump_json()
