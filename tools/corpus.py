@@ -323,6 +323,9 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     if fmt == "record":
         data = parse_yaml(text, str(path), quote=False)
         record = _validated(path, ChangeRecord, data)
+        if not ctx.profile.known_change_type(record.type):  # the value is not quoted: content
+            raise CaseError(str(path), "type", f"a change type: one of {ctx.profile.change_type_vocabulary()} "
+                            "(or a spelling the profile's change_types maps to one)")
         s, e = len(text) - len(text.lstrip()), len(text.rstrip())
         return {"format": fmt, "record": record, "version": record.id,
                 "changes": (fchanges.from_record(record, s, e),)}
