@@ -533,11 +533,16 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except Exception as exc:
-        if os.environ.get("INVESTIGATOR_TRACEBACK"):
-            raise
-        from investigator.failures import describe, store_error
+        from investigator.failures import describe, redacted_traceback, store_error
 
-        _error(describe(exc) + " (INVESTIGATOR_TRACEBACK=1 shows the traceback)")
+        if os.environ.get("INVESTIGATOR_TRACEBACK"):  # the frames, never a value from a source
+            try:
+                sys.stderr.write(redacted_traceback(exc))
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+        else:
+            _error(describe(exc) + " (INVESTIGATOR_TRACEBACK=1 shows the traceback)")
         return 4 if store_error(exc) else 5
 
 
