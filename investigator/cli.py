@@ -336,6 +336,29 @@ def _service_settings(args: argparse.Namespace):  # noqa: ANN202 - imported lazi
                          broker=args.broker).check()
 
 
+def _port(text: str) -> int:
+    """A TCP port: 1..65535 (uvicorn would bind 70000 mod 65536 while printing 70000)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port number from 1 to 65535 (got {text!r})")
+    return int(text)
+
+
+def _host(text: str) -> str:
+    """An IP address (v4 or v6) or a host name of letters, digits, '-' and '.' (RFC 1123)."""
+    import ipaddress
+    import re
+
+    try:
+        ipaddress.ip_address(text)
+        return text
+    except ValueError:
+        pass
+    label = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
+    if len(text) <= 253 and not re.fullmatch(r"[\d.]+", text) and re.fullmatch(rf"{label}(\.{label})*\.?", text):
+        return text
+    raise argparse.ArgumentTypeError(f"an IP address or a host name, e.g. 127.0.0.1, 0.0.0.0 or localhost (got {text!r})")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -472,8 +495,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="service settings (YAML: sources, store, broker, group, dedupe); "
                                     "INVESTIGATOR_* variables otherwise (default: none)")
     s.add_argument("--broker", help="queue URL: amqp://… (RabbitMQ) or redis://… (default: a SQLite file in --home)")
-    s.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=int, default=8080, help="port")
+    s.add_argument("--host", default="127.0.0.1", type=_host, help="address to listen on (an IP address or a host name)")
+    s.add_argument("--port", type=_port, default=8080, help="port (1..65535)")
     s.add_argument("--no-worker", action="store_true", help="do not run the in-process worker (run `investigator worker`)")
     s.add_argument("--log-level", default="warning", help="uvicorn log level")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -133,6 +133,22 @@ def _links(run_id: str) -> dict[str, str]:
     return {"api": f"/api/runs/{run_id}", "report": f"/api/runs/{run_id}/report", "page": f"/runs/{run_id}"}
 
 
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it is longer than `limit`: a declared length is checked
+    before reading, and the bytes are counted while they arrive (a chunked body declares none)."""
+    too_big = AlertError("body", f"a body of at most {limit} bytes (max_body_bytes)", status=413)
+    declared = request.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > limit:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
@@ -185,11 +201,11 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), settings.token):
                 return _error(401, "authorization: expected `Bearer <token>` with the service's token")
 
-        status, out = await run_in_threadpool(svc.submit, await request.body())
+        status, out = await run_in_threadpool(svc.submit, await _read_body(request, settings.max_body_bytes))
         return JSONResponse(out, status_code=status)
 
     @app.get("/api/runs")
-    def runs(state: str | None = None, limit: int = 500) -> dict[str, Any]:
+    def runs(state: str | None = None, limit: int = Query(default=500, ge=1, le=5000)) -> dict[str, Any]:
         states = tuple(state.split(",")) if state else ("queued", "running", "done", "failed")
         return {"runs": svc.summaries(svc.ledger.rows(states=states, limit=limit))}
 
