@@ -107,8 +107,12 @@ def update_line(chunk: dict, round_: int) -> tuple[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from investigator.report import check_out_folder
     from investigator.runtime import RunResult
 
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        check_out_folder(out)  # before the investigation, not after it
     inv = _inv(args)
     if args.planner == "llm":
         from graphs.llm_planner import llm_planner
@@ -126,13 +130,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             line, round_ = update_line(item, round_)
             print(f"[investigator] {line}", file=sys.stderr, flush=True)
     assert result is not None
-    paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
+    paths = inv.write(result.run_id, out or Path(f"out/{result.run_id}"))
     print(f"run {result.run_id} finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
     _print_summary(result.report)
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from investigator.report import check_out_folder
+
+    if args.out:
+        check_out_folder(Path(args.out))
     inv = _inv(args)
     result = inv.resume(args.run_id)
     paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
