@@ -126,6 +126,7 @@ def test_a_body_that_is_not_json_text_is_400(client, body):
     ("9999-12-31T23:59:59Z", None, "alerts[0].startsAt", "no later than an hour from now"),
     ("2026-08-19T14:10:00Z", "2026-08-19T14:00:00Z", "alerts[0].endsAt", "a time after startsAt"),
     ("2026-08-19T14:10:00Z", "soon", "alerts[0].endsAt", "a timestamp with a zone"),
+    ("2026-08-19T14:10:00+25:00", None, "alerts[0].startsAt", "a timestamp with a zone"),
 ])
 def test_an_alert_with_impossible_times_is_refused_at_the_door(client, starts, ends, field, says):
     body = webhook(starts=starts)
@@ -135,10 +136,24 @@ def test_an_alert_with_impossible_times_is_refused_at_the_door(client, starts, e
     nothing_queued(client)
 
 
+@pytest.mark.parametrize("field, value", [("startsAt", ["2026-08-19T14:10:00Z"]), ("startsAt", 0), ("startsAt", ""),
+                                          ("startsAt", {}), ("fingerprint", {"a": 1}), ("fingerprint", True)])
+def test_a_start_or_fingerprint_that_is_not_text_is_refused(client, field, value):
+    body = webhook()
+    body["alerts"][0][field] = value
+    refused(post(client, body), 422, f"alerts[0].{field}")
+
+
 def test_alertmanagers_zero_end_time_of_a_firing_alert_is_accepted(client):
     body = webhook()
     assert body["alerts"][0]["endsAt"] == "0001-01-01T00:00:00Z"
     assert post(client, body).status_code == 202
+
+
+def test_an_alert_no_source_root_takes_is_refused_naming_the_label(client):
+    body = webhook()
+    body["alerts"][0]["labels"]["service"] = "billing"
+    refused(post(client, body), 422, "alerts[0].labels.service", "no source root for it")
 
 
 def test_a_query_parameter_out_of_range_is_422_not_a_500(client):
@@ -148,13 +163,7 @@ def test_a_query_parameter_out_of_range_is_422_not_a_500(client):
 
 # --- a job that cannot succeed -------------------------------------------------------------------
 
-def test_a_job_that_cannot_succeed_fails_once_with_its_reason(settings):
-    """An alert admitted before the door checked its times (dated year 1): the job fails on its first
-    delivery, naming the error and where, instead of being retried until its budget of attempts runs out."""
-    alert = parse_body(json.dumps(webhook(fingerprint="admitted-earlier"))).alerts[0]
-    payload = json.loads(alert.payload)
-    payload["alerts"][0]["startsAt"] = "0001-01-01T00:00:00Z"
-    alert = alert.model_copy(update={"payload": json.dumps(payload)})
+def _one_job(settings, alert) -> dict:  # noqa: ANN001 - publish one admitted alert, wait for its end
     with TestClient(create_app(settings)) as c:
         svc = c.app.state.service
         row, _new = svc.ledger.admit(alert, SERVICE)
@@ -164,8 +173,34 @@ def test_a_job_that_cannot_succeed_fails_once_with_its_reason(settings):
         while (got := c.get(f"/api/runs/{row.run_id}").json())["state"] not in ("done", "failed"):
             assert time.monotonic() - t0 < 60, got
             time.sleep(0.3)
+    return got
+
+
+def test_a_job_whose_alert_cannot_make_a_case_fails_once_with_its_reason(settings):
+    """An alert admitted before the door checked its times (dated year 1): the job fails on its first
+    delivery, naming the field, instead of being retried until its budget of attempts runs out."""
+    alert = parse_body(json.dumps(webhook(fingerprint="admitted-earlier"))).alerts[0]
+    payload = json.loads(alert.payload)
+    payload["alerts"][0]["startsAt"] = "0001-01-01T00:00:00Z"
+    got = _one_job(settings, alert.model_copy(update={"payload": json.dumps(payload)}))
+    assert got["state"] == "failed" and got["attempts"] == 1, got
+    assert "alerts[0].startsAt: a start time on or after 2000-01-01" in got["error"], got
+
+
+def test_a_job_that_fails_the_same_way_every_time_is_not_retried(settings, monkeypatch):
+    """A value the code cannot take (an OverflowError, a ValueError…) recurs on every delivery: failed
+    at once, naming the error and where it came from — never its message, which may quote a source."""
+    from investigator.service import work
+
+    def overflow(self, key, worker):  # noqa: ANN001, ANN202
+        self.ledger.begin(key, worker)
+        raise OverflowError("date value out of range: CANARY-from-a-source")
+
+    monkeypatch.setattr(work.Work, "investigate", overflow)
+    got = _one_job(settings, parse_body(json.dumps(webhook(fingerprint="overflows"))).alerts[0])
     assert got["state"] == "failed" and got["attempts"] == 1, got
     assert got["error"].startswith("not retried") and "OverflowError" in got["error"], got
+    assert "CANARY" not in got["error"]
 
 
 # --- serve: port and host ---------------------------------------------------------------------------

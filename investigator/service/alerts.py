@@ -187,6 +187,10 @@ def parse_body(body: bytes | str, *, dedupe: str = "fingerprint", now: datetime 
             resolved += 1
             continue
         given_start = alert.get("startsAt")
+        if given_start is not None and (not isinstance(given_start, str) or not given_start.strip()):
+            raise AlertError(f"{where}.startsAt", "a timestamp with a zone, as text (or no startsAt: the time it arrives)")
+        if alert.get("fingerprint") is not None and not isinstance(alert["fingerprint"], str):
+            raise AlertError(f"{where}.fingerprint", "text (Alertmanager's fingerprint of the label set)")
         one = {k: alert[k] for k in ("annotations", "endsAt", "generatorURL", "fingerprint") if k in alert}
         one.update(status="firing", labels=labels, startsAt=given_start or now.isoformat())
         rule, starts = _check_with_init({"alerts": [one]}, where)

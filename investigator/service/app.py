@@ -45,7 +45,12 @@ class Service:
 
     def submit(self, body: bytes) -> tuple[int, dict[str, Any]]:
         parsed = parse_body(body, dedupe=self.settings.dedupe)
-        roots = [self.settings.root_for(a.labels)[0] for a in parsed.alerts]  # all mapped, or none admitted
+        roots = []  # all mapped, or none admitted
+        for i, a in enumerate(parsed.alerts):
+            try:
+                roots.append(self.settings.root_for(a.labels)[0])
+            except ConfigError as exc:  # named as the label it is about
+                raise AlertError(f"alerts[{i}].labels.{self.settings.sources.by}", str(exc)) from None
         out, unsent = [], []
         for alert, root in zip(parsed.alerts, roots):
             row, new = self.ledger.admit(alert, root)

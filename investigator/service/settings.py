@@ -153,7 +153,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ServiceSettings
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ConfigError(f"{path}: expected a service settings file (YAML)") from None
+            raise ConfigError(f"{path}: <file>: a service settings file (YAML) that exists") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
         if loaded is not None and not isinstance(loaded, dict):

@@ -26,6 +26,7 @@ _HELM = ("a Helm revision object as `helm history -o json` writes it (revision a
          "time, chart, app_version, status and description text)")
 _ARGOCD = ("an Argo CD history object (id, revision text; deployedAt and deployStartedAt zoned times; source an "
            "object with repoURL and targetRevision text)")
+_FLAG_TEXT = ("id", "flag", "key", "name", "feature", "service", "environment")
 _FLAG = "a flag toggle object (flag or key text, at a zoned time, from / to values, service and environment text)"
 
 
@@ -187,10 +188,13 @@ def parse_flags(text: str, service: str, environment: str) -> tuple[list[Change]
             entries.append((*yamlio.trim(text, node.start, node.end), value))
     out: list[Change] = []
     for start, end, v in entries:
-        with expecting(f"line {text.count(chr(10), 0, start) + 1}", _FLAG, start):
+        where = f"line {text.count(chr(10), 0, start) + 1}"
+        with expecting(where, _FLAG, start):
             if not isinstance(v, dict):
                 bad.append(Unparsed(start=start, end=end, reason="a flag toggle object"))
                 continue
+            if any(isinstance(v.get(k), (dict, list)) for k in _FLAG_TEXT):  # names are text, not structures
+                raise ContentError(where, _FLAG, start)
             ts = parse_time(v.get("at") or v.get("ts") or v.get("time") or v.get("timestamp") or v.get("date"), None)
             flag = v.get("flag") or v.get("key") or v.get("name") or v.get("feature")
             if ts is None or not flag:

@@ -48,7 +48,10 @@ def parse_iso(m: re.Match[str], default_tz: timezone | None) -> datetime | None:
         base = datetime.fromisoformat(f"{m.group('date')}T{m.group('time')}").replace(microsecond=micro)
     except ValueError:
         return None
-    tz = zone(m.group("zone")) or default_tz
+    try:
+        tz = zone(m.group("zone")) or default_tz
+    except ValueError:  # an offset of a day or more (`+25:00`) is no zone: the stamp is no time
+        return None
     return base.replace(tzinfo=tz) if tz is not None else None
 
 
