@@ -156,6 +156,22 @@ def test_an_alert_no_source_root_takes_is_refused_naming_the_label(client):
     refused(post(client, body), 422, "alerts[0].labels.service", "no source root for it")
 
 
+def test_every_refused_post_is_named_in_the_ledger_without_its_content(client):
+    post(client, b"[" * 30000 + b"]" * 30000)
+    post(client, webhook(starts="0001-01-01T00:00:00Z"))
+    body = webhook()
+    body["alerts"][0]["labels"]["team"] = "CANARY\x00"
+    post(client, json.dumps(body))
+    post(client, b"{CANARY")
+    post(client, b" " * 70000)
+    got = client.get("/api/refusals").json()["refusals"]
+    assert [(r["status"], r["field"]) for r in reversed(got)] == [
+        (422, "body"), (422, "alerts[0].startsAt"), (422, "alerts[0].labels.team"), (400, "body"), (413, "body")]
+    assert all(r["expected"] and r["received_at"] for r in got)
+    assert "CANARY" not in json.dumps(got)
+    nothing_queued(client)
+
+
 def test_a_query_parameter_out_of_range_is_422_not_a_500(client):
     for limit in ("0", "-1", str(10**30), "many"):
         assert client.get(f"/api/runs?limit={limit}").status_code == 422

@@ -222,6 +222,10 @@ def main() -> int:
         for group, what, request, body, headers in cases():
             results.append((group, what, send(port, request, body, headers)))
         seconds = time.monotonic() - t0
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/refusals?limit=5000")
+        in_ledger = len(json.loads(conn.getresponse().read())["refusals"])
+        conn.close()
     finally:
         proc.terminate()
         proc.wait(30)
@@ -233,8 +237,11 @@ def main() -> int:
         by_group.setdefault(group, Counter())[status] += 1
     fives = [r for r in results if isinstance(r[2], int) and r[2] >= 500]
     broken = [r for r in results if not isinstance(r[2], int)]
+    refused_posts = sum(1 for (_g, _w, status), case in zip(results, cases())
+                        if case[2] == "POST /api/alerts" and status in (400, 413, 422))
     lines = [f"Requests: {len(results)} to 127.0.0.1 in {seconds:.0f} s; 5xx: {len(fives)}; dropped or unclear: "
-             f"{len(broken)}; tracebacks in the service log: {server_log.count('Traceback')}", "",
+             f"{len(broken)}; tracebacks in the service log: {server_log.count('Traceback')}; refused posts named "
+             f"in the ledger (GET /api/refusals): {in_ledger} of {refused_posts}", "",
              "| group | requests | " + " | ".join(str(s) for s in sorted(by_status, key=str)) + " |",
              "| --- | ---: | " + " | ".join("---:" for _ in by_status) + " |"]
     for group, counts in by_group.items():
@@ -249,7 +256,7 @@ def main() -> int:
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
-    return 1 if fives or broken or "Traceback" in server_log else 0
+    return 1 if fives or broken or "Traceback" in server_log or in_ledger != refused_posts else 0
 
 
 if __name__ == "__main__":

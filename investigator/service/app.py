@@ -4,6 +4,7 @@
     GET  /api/runs               every alert's run: state, stop reason, verdicts, timings
     GET  /api/runs/{run_id}      one run, with its root cause when it has one
     GET  /api/runs/{run_id}/report   the report (JSON, the same as `investigator show --json`)
+    GET  /api/refusals           posts the door refused: status, field, what was expected (never the body)
     GET  /                       the runs page;   GET /runs/{run_id}: the report page
     GET  /healthz
 """
@@ -184,6 +185,12 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
 
     @app.exception_handler(AlertError)
     async def _bad_alert(_r: Request, exc: AlertError) -> JSONResponse:
+        from starlette.concurrency import run_in_threadpool
+
+        try:  # every refused post is named in the ledger; recording it never changes the answer
+            await run_in_threadpool(svc.ledger.refused, exc.status, exc.field, exc.expected)
+        except Exception as rec:  # noqa: BLE001 - a store that is away: the refusal is still answered
+            print(f"[investigator] could not record a refusal ({type(rec).__name__})", file=sys.stderr, flush=True)
         return _error(exc.status, str(exc), field=exc.field, expected=exc.expected)
 
     @app.exception_handler(ConfigError)
@@ -213,6 +220,12 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
     def runs(state: str | None = None, limit: int = Query(default=500, ge=1, le=5000)) -> dict[str, Any]:
         states = tuple(state.split(",")) if state else ("queued", "running", "done", "failed")
         return {"runs": svc.summaries(svc.ledger.rows(states=states, limit=limit))}
+
+    @app.get("/api/refusals")
+    def refusals(limit: int = Query(default=500, ge=1, le=5000)) -> dict[str, Any]:
+        """Posts the door refused, newest first: status, field, what was expected, when."""
+        return {"refusals": [{"status": r.status, "field": r.field, "expected": r.expected,
+                              "received_at": _iso(r.received_at)} for r in svc.ledger.refusals(limit)]}
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> dict[str, Any]:
