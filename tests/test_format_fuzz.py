@@ -163,7 +163,8 @@ def test_a_mutated_file_is_read_or_refused_cleanly(tmp_path, file, kind, fmt, ho
     ctx = ParseContext(default_profile(), 2026)
     seen = {"read": 0, "refused": 0}
 
-    @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "80")), deadline=None, derandomize=True, database=None,
+    @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "80")), deadline=None,
+              derandomize=not os.environ.get("FUZZ_RANDOM"), database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(mutations(file, how), st.sampled_from([fmt, fmt, "auto"]))
     def check(text: str, given_format: str) -> None:
