@@ -11,6 +11,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graphs.loop_state import CHECKPOINT_TYPES
 from investigator.config import Settings
+from state.store import read_only_uri, sqlite_read_only
 
 
 def serializer() -> JsonPlusSerializer:
@@ -32,13 +33,21 @@ def open_checkpointer(settings: Settings) -> Iterator[BaseCheckpointSaver]:
         return
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(settings.checkpoint_path), check_same_thread=False, timeout=30)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
+    path = settings.checkpoint_path
+    read_only = sqlite_read_only(path)  # a workspace that cannot be written: its history can still be read
+    if read_only:
+        conn = sqlite3.connect(read_only_uri(path), uri=True, check_same_thread=False)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
     try:
         saver = SqliteSaver(conn, serde=serializer())
-        saver.setup()
+        if read_only:
+            saver.is_setup = True  # its tables are there (setup would write)
+        else:
+            saver.setup()
         yield saver
     finally:
         conn.close()

@@ -107,8 +107,12 @@ def update_line(chunk: dict, round_: int) -> tuple[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from investigator.report import check_out_folder
     from investigator.runtime import RunResult
 
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        check_out_folder(out)  # before the investigation, not after it
     inv = _inv(args)
     if args.planner == "llm":
         from graphs.llm_planner import llm_planner
@@ -126,13 +130,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             line, round_ = update_line(item, round_)
             print(f"[investigator] {line}", file=sys.stderr, flush=True)
     assert result is not None
-    paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
+    paths = inv.write(result.run_id, out or Path(f"out/{result.run_id}"))
     print(f"run {result.run_id} finished in {result.seconds}s; report: {', '.join(str(p) for p in paths)}")
     _print_summary(result.report)
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from investigator.report import check_out_folder
+
+    if args.out:
+        check_out_folder(Path(args.out))
     inv = _inv(args)
     result = inv.resume(args.run_id)
     paths = inv.write(result.run_id, Path(args.out or f"out/{result.run_id}"))
@@ -336,6 +344,29 @@ def _service_settings(args: argparse.Namespace):  # noqa: ANN202 - imported lazi
                          broker=args.broker).check()
 
 
+def _port(text: str) -> int:
+    """A TCP port: 1..65535 (uvicorn would bind 70000 mod 65536 while printing 70000)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port number from 1 to 65535 (got {text!r})")
+    return int(text)
+
+
+def _host(text: str) -> str:
+    """An IP address (v4 or v6) or a host name of letters, digits, '-' and '.' (RFC 1123)."""
+    import ipaddress
+    import re
+
+    try:
+        ipaddress.ip_address(text)
+        return text
+    except ValueError:
+        pass
+    label = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
+    if len(text) <= 253 and not re.fullmatch(r"[\d.]+", text) and re.fullmatch(rf"{label}(\.{label})*\.?", text):
+        return text
+    raise argparse.ArgumentTypeError(f"an IP address or a host name, e.g. 127.0.0.1, 0.0.0.0 or localhost (got {text!r})")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -472,8 +503,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="service settings (YAML: sources, store, broker, group, dedupe); "
                                     "INVESTIGATOR_* variables otherwise (default: none)")
     s.add_argument("--broker", help="queue URL: amqp://… (RabbitMQ) or redis://… (default: a SQLite file in --home)")
-    s.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=int, default=8080, help="port")
+    s.add_argument("--host", default="127.0.0.1", type=_host, help="address to listen on (an IP address or a host name)")
+    s.add_argument("--port", type=_port, default=8080, help="port (1..65535)")
     s.add_argument("--no-worker", action="store_true", help="do not run the in-process worker (run `investigator worker`)")
     s.add_argument("--log-level", default="warning", help="uvicorn log level")
 
@@ -533,11 +564,16 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except Exception as exc:
-        if os.environ.get("INVESTIGATOR_TRACEBACK"):
-            raise
-        from investigator.failures import describe, store_error
+        from investigator.failures import describe, redacted_traceback, store_error
 
-        _error(describe(exc) + " (INVESTIGATOR_TRACEBACK=1 shows the traceback)")
+        if os.environ.get("INVESTIGATOR_TRACEBACK"):  # the frames, never a value from a source
+            try:
+                sys.stderr.write(redacted_traceback(exc))
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+        else:
+            _error(describe(exc) + " (INVESTIGATOR_TRACEBACK=1 shows the traceback)")
         return 4 if store_error(exc) else 5
 
 

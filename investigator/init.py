@@ -80,6 +80,8 @@ def read_alert(path: Path) -> AlertInfo:
     fired = parse_time(alert.get("startsAt"), None)
     if fired is None:
         raise CaseError(str(path), f"alerts[{i}].startsAt", "a timestamp with a zone")
+    if fired.year < 2000:  # 0001-01-01 is Alertmanager's zero time: no start (a case window cannot precede it)
+        raise CaseError(str(path), f"alerts[{i}].startsAt", "a start time on or after 2000-01-01")
     ends = parse_time(alert.get("endsAt"), None)
     if ends is not None and ends.year < 2000:  # Alertmanager writes 0001-01-01 for "still firing"
         ends = None

@@ -23,6 +23,7 @@ from pydantic import ConfigDict, Field
 from investigator import __version__
 from state import Frozen
 from state.case import Case, CausalChainClaim
+from state.errors import ConfigError
 from state.claims import Alternative, ClaimDecision, Hop, RootCause, StopReason
 from state.evidence import Evidence, Finding, Span
 from state.facts import SignalFact
@@ -530,7 +531,46 @@ def render_markdown(r: Report) -> str:
     lines += _planner_lines(r.planner)
     lines += ["", "## Timeline", "", "| round | node | what |", "| --- | --- | --- |"]
     lines += [f"| {t['round']} | {t['node']} | {t['summary']} |" for t in r.timeline]
-    return "\n".join(lines) + "\n"
+    return _no_raw_html("\n".join(lines) + "\n")
+
+
+def _no_raw_html(text: str) -> str:
+    """Markdown passes raw HTML through to whatever renders it: case text (a title, a question, a quote)
+    holding `<script>` or `<img onerror=…>` must arrive as text. Every `<` becomes `&lt;` (the report's own
+    markup has none; a `<` inside a code span would show as `&lt;`, and ids are names without one)."""
+    return text.replace("<", "&lt;")
+
+
+def check_out_folder(out: Path, option: str = "--out") -> None:
+    """A folder the report can be written into, checked before a run starts (not after it finished):
+    an existing folder that may be written, or one that can be created (its nearest existing parent is
+    a folder that may be written). A file in the way, or a read-only place, is a ConfigError (exit 2)."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise ConfigError(f"{option}: a folder to write the report into ({out} is a file)")
+        if not _writable(out):
+            raise ConfigError(f"{option}: a folder this process may write into ({out} is not writable)")
+        return
+    for parent in out.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"{option}: a folder that can be created ({parent} is a file)")
+            if not _writable(parent):
+                raise ConfigError(f"{option}: a folder that can be created ({parent} is not writable)")
+            return
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be made in the folder: tried with an unnamed temporary file (nothing is left,
+    and a read-only mount or a folder of another owner answers as it would for the report)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def write_report(r: Report, out: Path) -> list[Path]:

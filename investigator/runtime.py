@@ -27,7 +27,7 @@ from investigator.failures import describe, store_error
 from investigator.report import Report, write_report
 from investigator.workspace import Workspace, _tombstones
 from state import Frozen, checked_name, content_hash
-from state.case import Case, load_case
+from state.case import Case, check_vocabulary, load_case
 from state.claims import StopReason
 from state.errors import (
     ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
@@ -76,8 +76,10 @@ def _dead_local_worker(owner: str) -> bool:
 
 
 def parse_context(case: Case, case_dir: Path) -> ParseContext:
-    return ParseContext(profile=load_profile(case.profile, where=str(Path(case_dir) / "case.yaml")),
-                        year=case.window.start.year)
+    where = str(Path(case_dir) / "case.yaml")
+    profile = load_profile(case.profile, where=where)
+    check_vocabulary(case, profile, where)
+    return ParseContext(profile=profile, year=case.window.start.year)
 
 
 def load_case_and_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:

@@ -18,8 +18,10 @@ from state._base import NAME_MAX, NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, 
 from state import yamlio
 from state.errors import CaseError
 from state.limits import YAML_BYTES, Limit
+from state.profile import Profile
 
-__all__ = ["NAME_PATTERN", "Case", "load_case", "parse_yaml", "read_yaml", "validation_to_case_error"]
+__all__ = ["NAME_PATTERN", "Case", "check_vocabulary", "load_case", "parse_yaml", "read_yaml",
+           "validation_to_case_error"]
 
 
 TrustLevel = Literal["unverified", "verified", "untrusted"]
@@ -459,3 +461,19 @@ def load_case(case_dir: Path) -> Case:
         return Case.model_validate(data)
     except ValidationError as exc:
         raise validation_to_case_error(path, exc) from None
+
+
+def check_vocabulary(case: Case, profile: Profile, where: str) -> None:
+    """Change types named by claims and hypotheses are the profile's (or spellings of them).
+
+    A typo (`teleport`) would otherwise match no change and quietly refute the claim while
+    another claim blames the very change; the message lists the types there are."""
+    named = [(f"required_claims.{i}.change_types", c.change_types) for i, c in enumerate(case.required_claims)
+             if isinstance(c, ChangeInWindowClaim)]
+    named += [(f"hypotheses.{i}.blames.types", h.blames.types) for i, h in enumerate(case.hypotheses) if h.blames]
+    for field, types in named:
+        for j, written in enumerate(types):
+            if not profile.known_change_type(written):
+                shown = written if len(written) <= 40 else written[:39] + "…"
+                raise CaseError(where, f"{field}.{j}", f"a change type: one of {profile.change_type_vocabulary()} "
+                                f"(or a spelling the profile's change_types maps to one) (got {shown!r})")

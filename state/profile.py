@@ -15,6 +15,18 @@ from state._base import Frozen, Int, Number
 
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af]")
 
+LEVELS = ("debug", "info", "warning", "error")
+"""The severity levels a log line is sorted into."""
+ROLES = ("latency", "errors", "saturation", "traffic", "availability")
+"""The roles a metric plays (a sidecar's `role`, the profile's `metric_roles` and `unit_roles`)."""
+
+
+def _within(names: object, allowed: tuple[str, ...], where: str) -> None:
+    """Every name one of the vocabulary, else an error that lists the vocabulary."""
+    for name in names:  # type: ignore[attr-defined]
+        if name not in allowed:
+            raise ValueError(f"{where}: one of {', '.join(allowed)} (got {str(name)[:40]!r})")
+
 
 def phrase_pattern(words: list[str] | tuple[str, ...]) -> re.Pattern[str]:
     """One case-insensitive alternation: whole words for Latin text, substrings for CJK."""
@@ -91,8 +103,35 @@ class Profile(Frozen):
     @field_validator("metric_roles")
     @classmethod
     def _role_patterns(cls, value: dict[str, str]) -> dict[str, str]:
+        _within(value, ROLES, "a metric role")
         for role, p in value.items():
             _compiles(p, f"metric_roles.{role}")
+        return value
+
+    @field_validator("unit_roles")
+    @classmethod
+    def _unit_roles(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        _within(value, ROLES, "a metric role")
+        return value
+
+    @field_validator("severity")
+    @classmethod
+    def _severity(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        _within(value, LEVELS, "a severity level")
+        return value
+
+    @field_validator("numeric_levels", "syslog_severity")
+    @classmethod
+    def _levels(cls, value: dict[int, str]) -> dict[int, str]:
+        _within(value.values(), LEVELS, "a severity level")
+        return value
+
+    @field_validator("change_types")
+    @classmethod
+    def _change_type_names(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for kind in value:
+            if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", kind):
+                raise ValueError(f"a change type name of lower-case letters, digits and '_' (got {kind[:40]!r})")
         return value
 
     # --- compiled matchers ---------------------------------------------------------------
@@ -149,6 +188,14 @@ class Profile(Frozen):
             for w in (kind, *words):
                 out.setdefault(w.lower().replace("-", "_").replace(" ", "_"), kind)
         return out
+
+    def known_change_type(self, written: str) -> bool:
+        """Whether a type as written is one of the change types or a spelling the profile maps to one."""
+        return self.change_type(written) in self.change_types
+
+    def change_type_vocabulary(self) -> str:
+        """The change types, for a message: `deployment, config_push, …`."""
+        return ", ".join(self.change_types)
 
     def change_type(self, written: str) -> str:
         """The normalised change type of a type as written (`release` → deployment)."""

@@ -75,6 +75,13 @@ class SourceEntry(Frozen):
     def _text(cls, value: object) -> object:
         return None if value is None else str(value)
 
+    @field_validator("timezone")
+    @classmethod
+    def _offset(cls, value: str | None) -> str | None:
+        if value not in (None, "Z") and (int(value[1:3]) > 23 or int(value[4:6]) > 59):
+            raise ValueError("an offset from -23:59 to +23:59, e.g. +08:00, or Z")
+        return value
+
     @model_validator(mode="after")
     def _format(self) -> "SourceEntry":
         allowed = FORMATS[self.kind]

@@ -7,7 +7,9 @@ re-running a step after a crash adds nothing twice.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -100,6 +102,11 @@ class DecisionRow(SQLModel, table=True):
     payload: str
 
 
+def _paused(payload: str) -> bool:
+    """A recorded step that paused its run (a decide that stopped `awaiting_permission`)."""
+    return '"awaiting_permission"' in payload and STEP.validate_json(payload).node == "decide"
+
+
 class StepRow(SQLModel, table=True):
     __tablename__ = "inv_step"
     run_id: str = Field(primary_key=True)
@@ -166,8 +173,35 @@ def sqlite_path(url: str) -> Path | None:
     return Path(db) if db and db != ":memory:" else None
 
 
+def sqlite_read_only(path: Path | None) -> bool:
+    """An existing SQLite file this process may read but not write (nor create its WAL files beside):
+    a workspace on a read-only mount, or one owned by another account, is still there to be read."""
+    if path is None or not path.is_file():
+        return False
+    try:
+        with open(path, "r+b"):  # opened for writing, nothing written: the file's mode and the mount decide
+            pass
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return True
+        raise
+    return not os.access(path.parent, os.W_OK)
+
+
+def read_only_uri(path: Path) -> str:
+    """A SQLite URI for a store nobody may write: without locks or WAL files (`immutable`) when its last
+    writer closed it (its write-ahead log is folded in); read-only through the log when one is left."""
+    wal = path.with_name(path.name + "-wal")
+    left = wal.exists() and wal.stat().st_size > 0
+    return f"file:{path.resolve()}?mode=ro" if left else f"file:{path.resolve()}?immutable=1"
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for a store URL (`sqlite:///path.db` or `postgresql+psycopg://…`)."""
+    """An engine for a store URL (`sqlite:///path.db` or `postgresql+psycopg://…`); a SQLite file that
+    cannot be written is opened read-only (listing and showing runs work, a write is refused)."""
+    path = sqlite_path(url) if url.startswith("sqlite") else None
+    if path is not None and sqlite_read_only(path):
+        return create_engine(f"sqlite:///{read_only_uri(path)}&uri=true")
     if url.startswith("sqlite"):
         try:
             engine = create_engine(url, connect_args={"timeout": 30})
@@ -207,7 +241,7 @@ class Store:
     def __init__(self, engine: Engine, path: Path | None = None) -> None:
         self.engine = engine
         self.path = path
-        self._ready = False
+        self._ready = "mode=ro" in str(engine.url) or "immutable=1" in str(engine.url)  # read-only: tables as they are
         if path is not None and not path.exists():
             self._check_folder()
         else:
@@ -492,16 +526,24 @@ class Store:
 
     # steps ----------------------------------------------------------------
     def add_step(self, run_id: str, step: Step) -> None:
-        """Record a node's step; the same node in the same round overwrites (a re-run after a crash)."""
+        """Record a node's step; the same node in the same round overwrites (a re-run after a crash),
+        except a step that paused the run: the pause is history, and what ran after the resume is
+        recorded after it (under `decide+1`, `decide+2`…), so the timeline shows both."""
         text = STEP.dump_json(step).decode()
         with self._session() as s:
-            row = s.get(StepRow, (run_id, step.round, step.node))
+            key: str = step.node
+            n = 0
+            row = s.get(StepRow, (run_id, step.round, key))
+            while row is not None and _paused(row.payload) and row.payload != text:
+                n += 1
+                key = f"{step.node}+{n}"
+                row = s.get(StepRow, (run_id, step.round, key))
             if row is not None:
                 row.payload = text
                 s.add(row)
                 return
             seq = len(s.exec(select(StepRow.node).where(StepRow.run_id == run_id)).all())
-            s.add(StepRow(run_id=run_id, round=step.round, node=step.node, seq=seq, payload=text))
+            s.add(StepRow(run_id=run_id, round=step.round, node=key, seq=seq, payload=text))
 
     def steps(self, run_id: str) -> list[Logged]:
         with self._session() as s:

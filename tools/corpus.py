@@ -26,7 +26,7 @@ from state.errors import CaseError
 from state.limits import CASE_BYTES, SOURCE_BYTES, SOURCES, YAML_BYTES
 from state.profile import Profile
 from state.sources import (
-    PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, FrontMatter, Manifest, MetricMeta, OwnershipRecord,
+    FORMATS, PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, FrontMatter, Manifest, MetricMeta, OwnershipRecord,
     ServiceConfig, SourceEntry,
 )
 from state.telemetry import (
@@ -39,6 +39,7 @@ from tools.formats import logs as flogs
 from tools.formats import metrics as fmetrics
 from tools.formats import traces as ftraces
 from tools.formats.jsonspan import JSONSpanError
+from tools.formats.shape import ContentError
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.S)
 
@@ -228,6 +229,15 @@ def _parse(shown: Path, entry: SourceEntry, text: str, revision: str, ctx: Parse
                         getattr(exc, "problem", None) or "valid YAML") from None
     except RecursionError:
         raise CaseError(str(shown), "<document>", "content nested less deeply") from None
+    except ContentError as exc:  # an item of another shape: its JSON path (or line) and the shape expected
+        line = text.count("\n", 0, exc.pos) + 1
+        raise CaseError(str(shown), f"{exc.where} (line {line})" if "line" not in exc.where else exc.where,
+                        exc.expected) from None
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError):
+        # a parser that met a shape it does not guard (tests/test_format_fuzz.py looks for these): still the
+        # user's file to fix, named, and nothing of its content quoted
+        raise CaseError(str(shown), "<document>", f"a {entry.kind} file in a format the runtime reads "
+                        f"({', '.join(FORMATS[entry.kind])}); a value in it is of another type") from None
     return SourceDoc(**fields)
 
 
@@ -323,6 +333,9 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     if fmt == "record":
         data = parse_yaml(text, str(path), quote=False)
         record = _validated(path, ChangeRecord, data)
+        if not ctx.profile.known_change_type(record.type):  # the value is not quoted: content
+            raise CaseError(str(path), "type", f"a change type: one of {ctx.profile.change_type_vocabulary()} "
+                            "(or a spelling the profile's change_types maps to one)")
         s, e = len(text) - len(text.lstrip()), len(text.rstrip())
         return {"format": fmt, "record": record, "version": record.id,
                 "changes": (fchanges.from_record(record, s, e),)}

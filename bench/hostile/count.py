@@ -2,9 +2,11 @@
 
     PYTHONPATH=. python bench/hostile/count.py [--markdown bench/results/hostile-input.md] [--only ID ...]
 
-Prints: tried, refused cleanly (exit 2/3 and one line naming file + field, or the argument),
-refused unclearly, tracebacks, accepted (rightly / wrongly), partial state, leaks; then every
-entry that is not as expected, and the accepted entries with why acceptance is right.
+Runs the catalogue twice: as it is, and with INVESTIGATOR_TRACEBACK=1 (the mode every internal
+error's message recommends: it must print no value of a source either). Prints, for each: tried,
+refused cleanly (exit 2/3 and one line naming file + field, or the argument), refused unclearly,
+internal errors (exit 4/5), tracebacks, accepted (rightly / wrongly), partial state, leaks; then
+every entry that is not as expected, and the accepted entries with why acceptance is right.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, int]:
         "tried": len(outcomes),
         "refused cleanly": kinds["refused"],
         "refused, unclear message": kinds["refused-unclear"],
+        "internal errors (exit 4/5)": sum(o.code in (4, 5) for o in outcomes),
         "tracebacks": kinds["traceback"],
         "hung (stopped after 60 s)": kinds["hung"],
         "accepted": kinds["accepted"],
@@ -45,19 +48,27 @@ def first_line(text: str, width: int = 150) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def render(outcomes: list[Outcome], seconds: float) -> str:
+def render(outcomes: list[Outcome], seconds: float, traced: list[Outcome] | None = None) -> str:
     s = summary(outcomes)
-    out = ["| outcome | count |", "| --- | ---: |", *[f"| {k} | {v} |" for k, v in s.items()], ""]
+    t = summary(traced) if traced is not None else None
+    if t is None:
+        out = ["| outcome | count |", "| --- | ---: |", *[f"| {k} | {v} |" for k, v in s.items()], ""]
+    else:
+        out = ["| outcome | as it is | INVESTIGATOR_TRACEBACK=1 |", "| --- | ---: | ---: |",
+               *[f"| {k} | {v} | {t[k]} |" for k, v in s.items()], ""]
     by_area = Counter(o.entry.area for o in outcomes)
     out.append("By area: " + ", ".join(f"{a} {n}" for a, n in by_area.items()) + f". Wall time {seconds:.0f} s.")
     out.append("")
-    bad = [o for o in outcomes if not o.as_expected]
-    out.append(f"Not as expected: {len(bad)}")
-    for o in bad:
-        flags = ",".join(f for f in ("partial", "wrote", "leak") if getattr(o, f))
-        out.append(f"- `{o.entry.id}` ({o.entry.what}): {o.kind}{' ' + flags if flags else ''}, exit {o.code}: "
-                   f"`{first_line(o.stderr)}`")
-    out.append("")
+    for label, runs in (("", outcomes), (" (INVESTIGATOR_TRACEBACK=1)", traced or [])):
+        if label and traced is None:
+            continue
+        bad = [o for o in runs if not o.as_expected]
+        out.append(f"Not as expected{label}: {len(bad)}")
+        for o in bad:
+            flags = ",".join(f for f in ("partial", "wrote", "leak") if getattr(o, f))
+            out.append(f"- `{o.entry.id}` ({o.entry.what}): {o.kind}{' ' + flags if flags else ''}, exit {o.code}: "
+                       f"`{first_line(o.stderr)}`")
+        out.append("")
     out.append("Accepted, and why that is right:")
     for o in outcomes:
         if o.kind == "accepted" and o.entry.expect == "accept":
@@ -82,13 +93,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
         t0 = time.monotonic()
         outcomes = run_all(Path(tmp), entries)
+        os.environ["INVESTIGATOR_TRACEBACK"] = "1"
+        try:
+            traced = run_all(Path(tmp), entries)
+        finally:
+            os.environ.pop("INVESTIGATOR_TRACEBACK", None)
         seconds = time.monotonic() - t0
-    text = render(outcomes, seconds)
+    text = render(outcomes, seconds, traced)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
-    s = summary(outcomes)
-    return 1 if s["tracebacks"] or s["hung (stopped after 60 s)"] or s["partial state"] or s["leaks of unreadable content"] else 0
+    worst = [summary(outcomes), summary(traced)]
+    return 1 if any(s["tracebacks"] or s["hung (stopped after 60 s)"] or s["partial state"] or s["internal errors (exit 4/5)"]
+                    or s["leaks of unreadable content"] or s["accepted wrongly"] for s in worst) else 0
 
 
 if __name__ == "__main__":

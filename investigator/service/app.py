@@ -4,6 +4,7 @@
     GET  /api/runs               every alert's run: state, stop reason, verdicts, timings
     GET  /api/runs/{run_id}      one run, with its root cause when it has one
     GET  /api/runs/{run_id}/report   the report (JSON, the same as `investigator show --json`)
+    GET  /api/refusals           posts the door refused: status, field, what was expected (never the body)
     GET  /                       the runs page;   GET /runs/{run_id}: the report page
     GET  /healthz
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -45,7 +46,12 @@ class Service:
 
     def submit(self, body: bytes) -> tuple[int, dict[str, Any]]:
         parsed = parse_body(body, dedupe=self.settings.dedupe)
-        roots = [self.settings.root_for(a.labels)[0] for a in parsed.alerts]  # all mapped, or none admitted
+        roots = []  # all mapped, or none admitted
+        for i, a in enumerate(parsed.alerts):
+            try:
+                roots.append(self.settings.root_for(a.labels)[0])
+            except ConfigError as exc:  # named as the label it is about
+                raise AlertError(f"alerts[{i}].labels.{self.settings.sources.by}", str(exc)) from None
         out, unsent = [], []
         for alert, root in zip(parsed.alerts, roots):
             row, new = self.ledger.admit(alert, root)
@@ -133,6 +139,22 @@ def _links(run_id: str) -> dict[str, str]:
     return {"api": f"/api/runs/{run_id}", "report": f"/api/runs/{run_id}/report", "page": f"/runs/{run_id}"}
 
 
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it is longer than `limit`: a declared length is checked
+    before reading, and the bytes are counted while they arrive (a chunked body declares none)."""
+    too_big = AlertError("body", f"a body of at most {limit} bytes (max_body_bytes)", status=413)
+    declared = request.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > limit:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
@@ -163,6 +185,12 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
 
     @app.exception_handler(AlertError)
     async def _bad_alert(_r: Request, exc: AlertError) -> JSONResponse:
+        from starlette.concurrency import run_in_threadpool
+
+        try:  # every refused post is named in the ledger; recording it never changes the answer
+            await run_in_threadpool(svc.ledger.refused, exc.status, exc.field, exc.expected)
+        except Exception as rec:  # noqa: BLE001 - a store that is away: the refusal is still answered
+            print(f"[investigator] could not record a refusal ({type(rec).__name__})", file=sys.stderr, flush=True)
         return _error(exc.status, str(exc), field=exc.field, expected=exc.expected)
 
     @app.exception_handler(ConfigError)
@@ -185,13 +213,19 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), settings.token):
                 return _error(401, "authorization: expected `Bearer <token>` with the service's token")
 
-        status, out = await run_in_threadpool(svc.submit, await request.body())
+        status, out = await run_in_threadpool(svc.submit, await _read_body(request, settings.max_body_bytes))
         return JSONResponse(out, status_code=status)
 
     @app.get("/api/runs")
-    def runs(state: str | None = None, limit: int = 500) -> dict[str, Any]:
+    def runs(state: str | None = None, limit: int = Query(default=500, ge=1, le=5000)) -> dict[str, Any]:
         states = tuple(state.split(",")) if state else ("queued", "running", "done", "failed")
         return {"runs": svc.summaries(svc.ledger.rows(states=states, limit=limit))}
+
+    @app.get("/api/refusals")
+    def refusals(limit: int = Query(default=500, ge=1, le=5000)) -> dict[str, Any]:
+        """Posts the door refused, newest first: status, field, what was expected, when."""
+        return {"refusals": [{"status": r.status, "field": r.field, "expected": r.expected,
+                              "received_at": _iso(r.received_at)} for r in svc.ledger.refusals(limit)]}
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The alert ledger: one row per distinct alert, in the investigation store.
+"""The alert ledger: one row per distinct alert, in the investigation store; and one row per refused
+post (its status, the field and what was expected: never the body, which may hold anything).
 
 The row's primary key is the alert's dedupe key, so two posts of the same alert at once insert one
 row: the database, not the process, decides which one was first (SQLite and PostgreSQL alike).
@@ -53,6 +54,17 @@ class AlertRow(SQLModel, table=True):
         return json.loads(self.labels)
 
 
+class RefusalRow(SQLModel, table=True):
+    """A post the door refused: what was wrong with it, never its content."""
+
+    __tablename__ = "svc_refusal"
+    id: int | None = Field(default=None, primary_key=True)
+    status: int
+    field: str
+    expected: str
+    received_at: datetime = Field(default_factory=_now)
+
+
 def _aware(value: datetime | None) -> datetime | None:
     """SQLite gives naive datetimes back: they were written in UTC."""
     return value.replace(tzinfo=timezone.utc) if value is not None and value.tzinfo is None else value
@@ -61,7 +73,7 @@ def _aware(value: datetime | None) -> datetime | None:
 class Ledger:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        SQLModel.metadata.create_all(engine, tables=[AlertRow.__table__])
+        SQLModel.metadata.create_all(engine, tables=[AlertRow.__table__, RefusalRow.__table__])
 
     def _get(self, s: Session, key: str) -> AlertRow | None:
         row = s.get(AlertRow, key)
@@ -143,3 +155,16 @@ class Ledger:
 
     def finish(self, key: str, worker: str, *, error: str | None = None) -> None:
         self._set(key, state="failed" if error else "done", error=error, worker=worker, finished_at=_now())
+
+    def refused(self, status: int, field: str, expected: str) -> None:
+        """Record a refused post (the field and what was expected, as the answer said)."""
+        with Session(self.engine) as s:
+            s.add(RefusalRow(status=status, field=field[:200], expected=expected[:500]))
+            s.commit()
+
+    def refusals(self, limit: int = 500) -> list[RefusalRow]:
+        with Session(self.engine, expire_on_commit=False) as s:
+            rows = list(s.exec(select(RefusalRow).order_by(RefusalRow.id.desc()).limit(limit)))  # type: ignore[union-attr]
+        for row in rows:
+            row.received_at = _aware(row.received_at) or row.received_at
+        return rows

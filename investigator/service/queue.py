@@ -6,8 +6,9 @@ Engine policy, in one place:
     unacknowledged job redelivered by the broker (RabbitMQ at once; Redis after `visibility_timeout`);
   - one job per worker process at a time (`prefetch_multiplier` 1), so a kill loses at most one;
   - hard and soft time limits per job (enforced by the prefork pool of `investigator worker`);
-  - a job that meets its run held by another live worker is retried with backoff up to the lease; any other
-    error is retried with backoff `task_retries` times; then the alert is marked failed with the error.
+  - a job that meets its run held by another live worker is retried with backoff up to the lease; a job that
+    cannot succeed (a bad case or settings, a value the code cannot take: `PERMANENT`) is failed at once with
+    its reason; any other error is retried with backoff `task_retries` times, then the alert is marked failed.
 The job itself only calls `Work.investigate` (work.py), which resumes a run from its checkpoint.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from celery import Celery
 from celery.exceptions import SoftTimeLimitExceeded
 
+from investigator.failures import describe
 from investigator.service.settings import ServiceSettings
 from state.errors import CaseError, ConfigError, RunNotFound
 
@@ -28,6 +30,11 @@ TASK = "investigator.investigate"
 QUEUE = "investigations"
 MAX_DELIVERIES = 12
 """A job delivered this often without finishing (it keeps killing its worker) is marked failed."""
+
+PERMANENT: tuple[type[BaseException], ...] = (
+    ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, UnicodeError, RecursionError)
+"""Errors a job meets again on every delivery (a value the code cannot take, e.g. an alert dated year 1):
+the alert is failed at once. Transient faults (a store or broker away: OSError, database errors) are retried."""
 
 WORKER_ENV = "INVESTIGATOR_WORKER_NAME"
 """The name a worker records on the alerts it investigated (set by `investigator worker`, inherited by its pool)."""
@@ -98,12 +105,15 @@ def make_celery(settings: ServiceSettings) -> Celery:
         except (CaseError, ConfigError) as exc:  # the alert or its material cannot make a case: not retried
             work.ledger.finish(key, worker, error=str(exc))
             return "failed"
+        except PERMANENT as exc:  # the same input fails the same way again: failed once, with its reason
+            work.ledger.finish(key, worker, error=f"not retried (it would fail again): {describe(exc)}")
+            return "failed"
         except SoftTimeLimitExceeded:
             work.ledger.finish(key, worker, error=f"timed out after {settings.task_time_limit:g} s")
             return "failed"
         except Exception as exc:  # noqa: BLE001 - the engine's retry policy, then failed
             if self.request.retries >= settings.task_retries:
-                work.ledger.finish(key, worker, error=f"{type(exc).__name__}: {exc}")
+                work.ledger.finish(key, worker, error=describe(exc))
                 return "failed"
             work.ledger.retrying(key)
             raise self.retry(exc=exc, countdown=min(60, 2 ** self.request.retries)) from exc

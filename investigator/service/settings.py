@@ -14,6 +14,7 @@
     task_time_limit: 1200         # seconds; the engine kills a job past it
     task_retries: 5               # redeliveries of a job that met a busy or failing run
     token: s3cret                 # optional: posting alerts needs `Authorization: Bearer s3cret`
+    max_body_bytes: 1048576       # a webhook body larger than this is refused (413) while it is read
     broker_options: {}            # Celery broker_transport_options, e.g. {global_keyprefix: "inv:"} on Redis
 
 Every problem is a ConfigError naming the file (or variable), the field and what was expected.
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from investigator.config import Settings
 from state import Frozen
@@ -56,6 +57,8 @@ class ServiceSettings(Frozen):
     lease_seconds: float = 60.0
     broker_options: dict[str, str | int | float | bool] = {}
     """Celery `broker_transport_options` (e.g. Redis's `visibility_timeout`, `global_keyprefix`)."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    """A webhook body larger than this is refused (413), counted while it is read (not after)."""
     token: str | None = None
     """When set, posting alerts needs `Authorization: Bearer <token>` (Alertmanager's
     `http_config.authorization`); reading runs and pages does not."""
@@ -120,7 +123,7 @@ def _env() -> dict[str, Any]:
     for key, var in (("home", "HOME"), ("store", "STORE_URL"), ("broker", "BROKER_URL"), ("group", "GROUP"),
                      ("dedupe", "DEDUPE"), ("retrieval", "RETRIEVAL"), ("task_time_limit", "TASK_TIME_LIMIT"),
                      ("task_retries", "TASK_RETRIES"), ("lease_seconds", "LEASE_SECONDS"),
-                     ("token", "SERVICE_TOKEN")):
+                     ("token", "SERVICE_TOKEN"), ("max_body_bytes", "MAX_BODY_BYTES")):
         if e.get(ENV_PREFIX + var):
             out[key] = e[ENV_PREFIX + var]
     sources: dict[str, Any] = {}
@@ -150,7 +153,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ServiceSettings
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ConfigError(f"{path}: expected a service settings file (YAML)") from None
+            raise ConfigError(f"{path}: <file>: a service settings file (YAML) that exists") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
         if loaded is not None and not isinstance(loaded, dict):

@@ -18,9 +18,16 @@ from state.sources import ChangeRecord, ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
+from tools.formats.shape import ContentError, expecting
 
 _REV_ROW = re.compile(r"^(?P<rev>\d+)\s+(?P<cause>.*)$")
 _REV_HEAD = re.compile(r"with revision #(?P<rev>\d+)")
+_HELM = ("a Helm revision object as `helm history -o json` writes it (revision a whole number, updated a zoned "
+         "time, chart, app_version, status and description text)")
+_ARGOCD = ("an Argo CD history object (id, revision text; deployedAt and deployStartedAt zoned times; source an "
+           "object with repoURL and targetRevision text)")
+_FLAG_TEXT = ("id", "flag", "key", "name", "feature", "service", "environment")
+_FLAG = "a flag toggle object (flag or key text, at a zoned time, from / to values, service and environment text)"
 
 
 def from_record(record: ChangeRecord, start: int, end: int) -> Change:
@@ -39,22 +46,28 @@ def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change],
     bad: list[Unparsed] = []
     prev: str | None = None
     prev_id: str | None = None
-    for it in sorted(items, key=lambda j: int((j.value or {}).get("revision", 0) or 0) if isinstance(j.value, dict) else 0):
-        v = it.value if isinstance(it.value, dict) else {}
-        ts = parse_time(v.get("updated"), None)
-        if ts is None or "revision" not in v:
-            bad.append(Unparsed(start=it.start, end=it.end, reason="a helm revision without `revision` and `updated`"))
-            continue
-        version = as_text(v.get("app_version") or v.get("chart") or "") or None
-        desc = as_text(v.get("description", ""))
-        kind = "rollback" if "rollback" in desc.lower() else "deployment"
-        cid = f"{service}@helm-rev{v['revision']}"
-        # "Rollback to 128" undoes the revision before it (the one that was deployed)
-        out.append(Change(start=it.start, end=it.end, id=cid, type=kind,
-                          service=service, environment=environment, started_at=ts, completed_at=ts,
-                          version_from=prev, version_to=version, summary=f"{v.get('chart', '')} {v.get('status', '')} {desc}".strip(),
-                          revision=str(v["revision"]), rollback_of=prev_id if kind == "rollback" else None))
-        prev, prev_id = version, cid
+    where = {id(j): f"[{n}]" if doc.kind == "array" else f"history[{n}]" for n, j in enumerate(items)}
+    with expecting("<document>", "revisions that are whole numbers (" + _HELM + ")", doc.start):
+        items = sorted(items, key=lambda j: int((j.value or {}).get("revision", 0) or 0) if isinstance(j.value, dict) else 0)
+    for it in items:
+        with expecting(where[id(it)], _HELM, it.start):
+            v = it.value if isinstance(it.value, dict) else {}
+            ts = parse_time(v.get("updated"), None)
+            if ts is None or "revision" not in v:
+                bad.append(Unparsed(start=it.start, end=it.end, reason="a helm revision without `revision` and `updated`"))
+                continue
+            if isinstance(v["revision"], bool) or not str(v["revision"]).isdigit():
+                raise ContentError(where[id(it)], _HELM, it.start)
+            version = as_text(v.get("app_version") or v.get("chart") or "") or None
+            desc = as_text(v.get("description", ""))
+            kind = "rollback" if "rollback" in desc.lower() else "deployment"
+            cid = f"{service}@helm-rev{v['revision']}"
+            # "Rollback to 128" undoes the revision before it (the one that was deployed)
+            out.append(Change(start=it.start, end=it.end, id=cid, type=kind,
+                              service=service, environment=environment, started_at=ts, completed_at=ts,
+                              version_from=prev, version_to=version, summary=f"{v.get('chart', '')} {v.get('status', '')} {desc}".strip(),
+                              revision=str(v["revision"]), rollback_of=prev_id if kind == "rollback" else None))
+            prev, prev_id = version, cid
     return out, bad
 
 
@@ -66,19 +79,20 @@ def parse_argocd(text: str, service: str, environment: str) -> tuple[list[Change
     out: list[Change] = []
     bad: list[Unparsed] = []
     prev: str | None = None
-    for it in items:
-        v = it.value if isinstance(it.value, dict) else {}
-        done = parse_time(v.get("deployedAt"), None)
-        began = parse_time(v.get("deployStartedAt"), None) or done
-        if done is None:
-            bad.append(Unparsed(start=it.start, end=it.end, reason="an Argo CD history entry without deployedAt"))
-            continue
-        rev = as_text(v.get("revision") or (v.get("source") or {}).get("targetRevision") or "") or None
-        out.append(Change(start=it.start, end=it.end, id=f"{service}@argocd-{v.get('id', len(out))}", type="deployment",
-                          service=service, environment=environment, started_at=began, completed_at=done,
-                          version_from=prev, version_to=rev, summary=as_text((v.get("source") or {}).get("repoURL", "")),
-                          revision=as_text(v.get("id", "")) or None))
-        prev = rev
+    for n, it in enumerate(items):
+        with expecting(f"history[{n}]", _ARGOCD, it.start):
+            v = it.value if isinstance(it.value, dict) else {}
+            done = parse_time(v.get("deployedAt"), None)
+            began = parse_time(v.get("deployStartedAt"), None) or done
+            if done is None:
+                bad.append(Unparsed(start=it.start, end=it.end, reason="an Argo CD history entry without deployedAt"))
+                continue
+            rev = as_text(v.get("revision") or (v.get("source") or {}).get("targetRevision") or "") or None
+            out.append(Change(start=it.start, end=it.end, id=f"{service}@argocd-{v.get('id', len(out))}", type="deployment",
+                              service=service, environment=environment, started_at=began, completed_at=done,
+                              version_from=prev, version_to=rev, summary=as_text((v.get("source") or {}).get("repoURL", "")),
+                              revision=as_text(v.get("id", "")) or None))
+            prev = rev
     return out, bad
 
 
@@ -174,22 +188,26 @@ def parse_flags(text: str, service: str, environment: str) -> tuple[list[Change]
             entries.append((*yamlio.trim(text, node.start, node.end), value))
     out: list[Change] = []
     for start, end, v in entries:
-        if not isinstance(v, dict):
-            bad.append(Unparsed(start=start, end=end, reason="a flag toggle object"))
-            continue
-        ts = parse_time(v.get("at") or v.get("ts") or v.get("time") or v.get("timestamp") or v.get("date"), None)
-        flag = v.get("flag") or v.get("key") or v.get("name") or v.get("feature")
-        if ts is None or not flag:
-            bad.append(Unparsed(start=start, end=end, reason="a flag toggle with `flag` and a zoned time (`at`)"))
-            continue
-        old = v.get("from", v.get("old", v.get("previous")))
-        new = v.get("to", v.get("new", v.get("value", v.get("enabled"))))
-        svc = str(v.get("service") or service)
-        out.append(Change(start=start, end=end, id=str(v.get("id") or f"{flag}@{ts.isoformat()}"), type="feature_flag",
-                          service=svc, environment=str(v.get("environment") or environment), started_at=ts,
-                          completed_at=ts, summary=as_text(v.get("comment") or v.get("reason") or ""),
-                          flag=FlagChange(name=str(flag), from_=as_text(old) if old is not None else None,
-                                          to=as_text(new) if new is not None else None)))
+        where = f"line {text.count(chr(10), 0, start) + 1}"
+        with expecting(where, _FLAG, start):
+            if not isinstance(v, dict):
+                bad.append(Unparsed(start=start, end=end, reason="a flag toggle object"))
+                continue
+            if any(isinstance(v.get(k), (dict, list)) for k in _FLAG_TEXT):  # names are text, not structures
+                raise ContentError(where, _FLAG, start)
+            ts = parse_time(v.get("at") or v.get("ts") or v.get("time") or v.get("timestamp") or v.get("date"), None)
+            flag = v.get("flag") or v.get("key") or v.get("name") or v.get("feature")
+            if ts is None or not flag:
+                bad.append(Unparsed(start=start, end=end, reason="a flag toggle with `flag` and a zoned time (`at`)"))
+                continue
+            old = v.get("from", v.get("old", v.get("previous")))
+            new = v.get("to", v.get("new", v.get("value", v.get("enabled"))))
+            svc = str(v.get("service") or service)
+            out.append(Change(start=start, end=end, id=str(v.get("id") or f"{flag}@{ts.isoformat()}"), type="feature_flag",
+                              service=svc, environment=str(v.get("environment") or environment), started_at=ts,
+                              completed_at=ts, summary=as_text(v.get("comment") or v.get("reason") or ""),
+                              flag=FlagChange(name=str(flag), from_=as_text(old) if old is not None else None,
+                                              to=as_text(new) if new is not None else None)))
     return out, bad
 
 

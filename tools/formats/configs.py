@@ -13,6 +13,7 @@ import yaml
 from state import yamlio
 from state.telemetry import ConfigSetting, Unparsed, as_text
 from tools.formats import jsonspan
+from tools.formats.shape import ContentError
 
 _ENV = re.compile(r"^\s*(?:export\s+)?(?P<k>[A-Za-z_][\w.-]*)\s*=\s*(?P<v>.*?)\s*$")
 _PROP = re.compile(r"^\s*(?P<k>[^\s=:#!][^=:]*?)\s*[=:]\s*(?P<v>.*?)\s*$")
@@ -110,15 +111,22 @@ def _lines(text: str, pattern: re.Pattern[str]) -> tuple[list[ConfigSetting], li
     return out, bad
 
 
+_CONFIGMAP_DATA = "an object of keys to values (a ConfigMap's data)"
+
+
 def parse_configmap(text: str) -> list[ConfigSetting]:
     """A ConfigMap's `data`: each value a scalar, or an embedded file (properties / env / YAML) flattened under its name."""
     if text.lstrip().startswith("{"):
         node = jsonspan.parse(text)
         data = node.get("data")
+        if data is not None and data.kind != "object":
+            raise ContentError("data", _CONFIGMAP_DATA, data.start)
         items = [(k, v.start, v.end, str(v.value)) for k, v in (data.keys.items() if data else [])]
     else:
         root = yaml_documents(text)
         data = root[0].get("data") if root else None
+        if data is not None and data.value is not None and not isinstance(data.children, dict):
+            raise ContentError("data", _CONFIGMAP_DATA, data.start)
         items = [(k, *yamlio.trim(text, v.start, v.end), as_text(v.value))
                  for k, v in (data.children.items() if data and isinstance(data.children, dict) else [])]
     out: list[ConfigSetting] = []

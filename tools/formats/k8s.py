@@ -13,11 +13,16 @@ from email.utils import parsedate_to_datetime
 from state.telemetry import K8sEvent, PodPlacement, Unparsed
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
+from tools.formats.shape import expecting
 
 _HASHED_POD = re.compile(r"^(?P<wl>.+?)-(?P<hash>[b-df-hj-np-tv-z0-9]{6,10})-(?P<suffix>[a-z0-9]{5})$")
 """`<workload>-<pod-template hash>-<suffix>`: Kubernetes writes hashes without vowels (its safe
 alphabet; a CronJob's Job adds digits), so `node-exporter-7tq9v` — a DaemonSet's pod — is not `node`'s."""
 _SCALED = re.compile(r"Scaled up replica set (?P<rs>\S+?) (?:to|from) ", re.I)
+_POD = ("a pod object as `kubectl get pods -o json` writes it (metadata an object: name and namespace text, labels "
+        "an object, ownerReferences a list of objects; spec.nodeName text)")
+_EVENT = ("an event object as `kubectl get events -o json` writes it (reason and message text, involvedObject an "
+          "object, count a whole number, a zoned time)")
 _AGE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
@@ -36,6 +41,13 @@ def workload_of_replicaset(rs: str, template_hash: str | None = None) -> tuple[s
     return (m.group("wl"), m.group("hash")) if m else (rs, None)
 
 
+def _where(doc: jsonspan.J, i: int, item: jsonspan.J) -> str:
+    """The JSON path of an item: `items[3]` of a list object, `[3]` of an array, else the document."""
+    if item is doc:
+        return "<document>"
+    return f"items[{i}]" if doc.kind == "object" else f"[{i}]"
+
+
 def _event_time(obj: dict) -> datetime | None:
     for key in ("firstTimestamp", "eventTime", "lastTimestamp"):
         ts = parse_time(obj.get(key), None)
@@ -51,17 +63,18 @@ def parse_events(text: str) -> tuple[list[K8sEvent], list[Unparsed]]:
     for doc in docs:
         items = doc.array("items") if doc.kind == "object" and doc.get("items") else (
             doc.items if doc.kind == "array" else [doc])
-        for it in items:
-            obj = it.value if isinstance(it.value, dict) else {}
-            inv = obj.get("involvedObject") or obj.get("regarding") or {}
-            ts = _event_time(obj)
-            if ts is None or not obj.get("reason"):
-                unparsed.append(Unparsed(start=it.start, end=it.end, reason="an event without reason or time"))
-                continue
-            out.append(K8sEvent(start=it.start, end=it.end, ts=ts, type=str(obj.get("type") or "Normal"),
-                                reason=str(obj["reason"]), message=str(obj.get("message") or obj.get("note") or ""),
-                                object_kind=str(inv.get("kind", "")), object_name=str(inv.get("name", "")),
-                                namespace=str(inv.get("namespace", "")), count=int(obj.get("count") or 1)))
+        for i, it in enumerate(items):
+            with expecting(_where(doc, i, it), _EVENT, it.start):
+                obj = it.value if isinstance(it.value, dict) else {}
+                inv = obj.get("involvedObject") or obj.get("regarding") or {}
+                ts = _event_time(obj)
+                if ts is None or not obj.get("reason"):
+                    unparsed.append(Unparsed(start=it.start, end=it.end, reason="an event without reason or time"))
+                    continue
+                out.append(K8sEvent(start=it.start, end=it.end, ts=ts, type=str(obj.get("type") or "Normal"),
+                                    reason=str(obj["reason"]), message=str(obj.get("message") or obj.get("note") or ""),
+                                    object_kind=str(inv.get("kind", "")), object_name=str(inv.get("name", "")),
+                                    namespace=str(inv.get("namespace", "")), count=int(obj.get("count") or 1)))
     return out, unparsed
 
 
@@ -85,29 +98,30 @@ def parse_pods_json(text: str) -> tuple[list[PodPlacement], list[Unparsed]]:
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
         items = doc.array("items") if doc.kind == "object" and doc.get("items") is not None else [doc]
-        for it in items:
-            obj = it.value if isinstance(it.value, dict) else {}
-            meta = obj.get("metadata") or {}
-            name = meta.get("name")
-            if not name:
-                unparsed.append(Unparsed(start=it.start, end=it.end, reason="a pod without metadata.name"))
-                continue
-            labels = meta.get("labels") or {}
-            h = labels.get("pod-template-hash")
-            workload = None
-            for ref in meta.get("ownerReferences") or []:
-                kind, rname = ref.get("kind", ""), ref.get("name", "")
-                if kind == "ReplicaSet":
-                    workload, h2 = workload_of_replicaset(rname, h)
-                    h = h or h2
-                elif kind == "Job":
-                    workload = re.sub(r"-\d{6,}$", "", rname)
-                elif rname:
-                    workload = rname
-            out.append(PodPlacement(start=it.start, end=it.end, pod=str(name),
-                                    workload=workload or workload_of_pod(str(name), h),
-                                    node=(obj.get("spec") or {}).get("nodeName"), namespace=str(meta.get("namespace", "")),
-                                    template_hash=h))
+        for i, it in enumerate(items):
+            with expecting(_where(doc, i, it), _POD, it.start):
+                obj = it.value if isinstance(it.value, dict) else {}
+                meta = obj.get("metadata") or {}
+                name = meta.get("name")
+                if not name:
+                    unparsed.append(Unparsed(start=it.start, end=it.end, reason="a pod without metadata.name"))
+                    continue
+                labels = meta.get("labels") or {}
+                h = labels.get("pod-template-hash")
+                workload = None
+                for ref in meta.get("ownerReferences") or []:
+                    kind, rname = ref.get("kind", ""), ref.get("name", "")
+                    if kind == "ReplicaSet":
+                        workload, h2 = workload_of_replicaset(rname, h)
+                        h = h or h2
+                    elif kind == "Job":
+                        workload = re.sub(r"-\d{6,}$", "", rname)
+                    elif rname:
+                        workload = rname
+                out.append(PodPlacement(start=it.start, end=it.end, pod=str(name),
+                                        workload=workload or workload_of_pod(str(name), h),
+                                        node=(obj.get("spec") or {}).get("nodeName"), namespace=str(meta.get("namespace", "")),
+                                        template_hash=h))
     return out, unparsed
 
 

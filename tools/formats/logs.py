@@ -8,6 +8,7 @@ belongs to the event before it.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -47,7 +48,10 @@ def parse_iso(m: re.Match[str], default_tz: timezone | None) -> datetime | None:
         base = datetime.fromisoformat(f"{m.group('date')}T{m.group('time')}").replace(microsecond=micro)
     except ValueError:
         return None
-    tz = zone(m.group("zone")) or default_tz
+    try:
+        tz = zone(m.group("zone")) or default_tz
+    except ValueError:  # an offset of a day or more (`+25:00`) is no zone: the stamp is no time
+        return None
     return base.replace(tzinfo=tz) if tz is not None else None
 
 
@@ -95,7 +99,13 @@ def severity_of(value: Any, profile: Profile) -> str:
     if isinstance(value, bool) or value is None:
         return "unknown"
     if isinstance(value, (int, float)) or re.fullmatch(r"\d{1,3}", str(value).strip()):
-        n = int(float(value))
+        try:
+            number = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            return "unknown"
+        if not math.isfinite(number):  # a level of NaN or Infinity names no level
+            return "unknown"
+        n = int(number)
         levels = profile.numeric_levels
         best = max((k for k in levels if k <= n), default=None)
         return levels[best] if best is not None else "unknown"

@@ -13,6 +13,7 @@ from state.sources import MetricMeta
 from state.telemetry import Series, SeriesPoint, Unparsed
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time, zone
+from tools.formats.shape import expecting
 
 
 def _value(text: str) -> float | None:
@@ -68,6 +69,10 @@ def parse_csv(text: str, meta: MetricMeta, default_metric: str, entity: str | No
     return [s], bad, None
 
 
+_SERIES = ("a series object of a Prometheus query result (metric an object of label names to text; values a list of "
+           "[timestamp, \"value\"] pairs, or value one pair)")
+
+
 def parse_prometheus(text: str, meta: MetricMeta | None, default_metric: str,
                      entity: str | None) -> tuple[list[Series], list[Unparsed], str | None]:
     try:
@@ -79,32 +84,33 @@ def parse_prometheus(text: str, meta: MetricMeta | None, default_metric: str,
         return [], [], "Prometheus query JSON with data.result"
     out: list[Series] = []
     bad: list[Unparsed] = []
-    for item in result.items:
-        labels_node = item.get("metric")
-        labels = {str(k): str(v) for k, v in (labels_node.value if labels_node else {}).items()}
-        metric = labels.get("__name__") or (meta.metric if meta else None) or default_metric
-        values = item.get("values") or item.get("value")
-        pairs = values.items if values is not None and values.kind == "array" else []
-        if values is not None and pairs and pairs[0].kind != "array":  # an instant vector: one pair
-            pairs = [values]
-        points: list[SeriesPoint] = []
-        for pair in pairs:
-            v = pair.value
-            if not (isinstance(v, list) and len(v) == 2):
-                bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
-                continue
-            ts = parse_time(v[0], None)
-            value = _value(str(v[1]))
-            if ts is None or value is None:
-                bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
-                continue
-            points.append(SeriesPoint(start=pair.start, end=pair.end, ts=ts, value=value))
-        out.append(Series(start=item.start, end=item.end, key=series_key(metric, labels), metric=metric,
-                          labels={k: v for k, v in labels.items() if k != "__name__"},
-                          entity=(meta.service if meta else None), environment=(meta.environment if meta else None),
-                          unit=(meta.unit if meta else ""), role=(meta.role if meta else None),
-                          capacity=(meta.capacity if meta else None), points=tuple(points)))
-        _ = entity
+    for n, item in enumerate(result.items):
+        with expecting(f"data.result[{n}]", _SERIES, item.start):
+            labels_node = item.get("metric")
+            labels = {str(k): str(v) for k, v in (labels_node.value if labels_node else {}).items()}
+            metric = labels.get("__name__") or (meta.metric if meta else None) or default_metric
+            values = item.get("values") or item.get("value")
+            pairs = values.items if values is not None and values.kind == "array" else []
+            if values is not None and pairs and pairs[0].kind != "array":  # an instant vector: one pair
+                pairs = [values]
+            points: list[SeriesPoint] = []
+            for pair in pairs:
+                v = pair.value
+                if not (isinstance(v, list) and len(v) == 2):
+                    bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
+                    continue
+                ts = parse_time(v[0], None)
+                value = _value(str(v[1]))
+                if ts is None or value is None:
+                    bad.append(Unparsed(start=pair.start, end=pair.end, reason="a [timestamp, \"value\"] pair"))
+                    continue
+                points.append(SeriesPoint(start=pair.start, end=pair.end, ts=ts, value=value))
+            out.append(Series(start=item.start, end=item.end, key=series_key(metric, labels), metric=metric,
+                              labels={k: v for k, v in labels.items() if k != "__name__"},
+                              entity=(meta.service if meta else None), environment=(meta.environment if meta else None),
+                              unit=(meta.unit if meta else ""), role=(meta.role if meta else None),
+                              capacity=(meta.capacity if meta else None), points=tuple(points)))
+            _ = entity
     return out, bad, None
 
 

@@ -10,7 +10,12 @@ from datetime import datetime, timedelta, timezone
 from state.telemetry import TraceSpan, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.jsonspan import J
+from tools.formats.shape import expecting
 
+_OTLP = ("an OTLP resourceSpans entry (resource.attributes a list of {key, value} objects; scopeSpans a list of "
+         "objects whose spans hold traceId, spanId, name text and startTimeUnixNano / endTimeUnixNano numbers)")
+_JAEGER = ("a Jaeger trace object (processes an object of {serviceName}; spans objects with traceID, spanID and "
+           "operationName text, startTime and duration numbers, tags and references lists of objects)")
 _OTLP_KIND = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer",
               "SPAN_KIND_INTERNAL": "internal", "SPAN_KIND_SERVER": "server", "SPAN_KIND_CLIENT": "client",
               "SPAN_KIND_PRODUCER": "producer", "SPAN_KIND_CONSUMER": "consumer"}
@@ -64,16 +69,17 @@ def parse_otlp(text: str) -> tuple[list[TraceSpan], list[Unparsed]]:
     spans: list[TraceSpan] = []
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
-        for rs in doc.array("resourceSpans"):
-            resource = rs.get("resource")
-            service = _attrs(resource.value.get("attributes", []) if resource else []).get("service.name", "")
-            for ss in rs.array("scopeSpans") or rs.array("instrumentationLibrarySpans"):
-                for sp in ss.array("spans"):
-                    got = _otlp_span(sp, service) if service else None
-                    if got is None:
-                        unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without service, id or times"))
-                    else:
-                        spans.append(got)
+        for n, rs in enumerate(doc.array("resourceSpans")):
+            with expecting(f"resourceSpans[{n}]", _OTLP, rs.start):
+                resource = rs.get("resource")
+                service = _attrs(resource.value.get("attributes", []) if resource else []).get("service.name", "")
+                for ss in rs.array("scopeSpans") or rs.array("instrumentationLibrarySpans"):
+                    for sp in ss.array("spans"):
+                        got = _otlp_span(sp, service) if service else None
+                        if got is None:
+                            unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without service, id or times"))
+                        else:
+                            spans.append(got)
     return spans, unparsed
 
 
@@ -83,30 +89,31 @@ def parse_jaeger(text: str) -> tuple[list[TraceSpan], list[Unparsed]]:
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
         traces = doc.array("data") if doc.kind == "object" else doc.items
-        for tr in traces:
-            procs = tr.get("processes")
-            services = {k: (v.value or {}).get("serviceName", "") for k, v in (procs.keys.items() if procs else [])}
-            for sp in tr.array("spans"):
-                s = sp.value
-                if not isinstance(s, dict) or "startTime" not in s or "spanID" not in s:
-                    unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without spanID or startTime"))
-                    continue
-                tags = {str(t.get("key")): as_text(t.get("value")) for t in s.get("tags", []) if isinstance(t, dict)}
-                parent = next((r.get("spanID") for r in s.get("references", []) or []
-                               if isinstance(r, dict) and r.get("refType") == "CHILD_OF"), None)
-                service = services.get(s.get("processID"), "") or (s.get("process") or {}).get("serviceName", "")
-                if not service:
-                    unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span whose process has no serviceName"))
-                    continue
-                kind = tags.get("span.kind", "unknown")
-                spans.append(TraceSpan(
-                    start=sp.start, end=sp.end, trace_id=str(s.get("traceID", "")), span_id=str(s["spanID"]),
-                    parent_id=str(parent) if parent else None, service=service, name=str(s.get("operationName", "")),
-                    kind=kind if kind in ("server", "client", "internal", "producer", "consumer") else "unknown",
-                    start_ts=datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=int(s["startTime"])),
-                    duration_ms=float(s.get("duration", 0)) / 1000.0,
-                    error=tags.get("error") in ("true", "1") or tags.get("otel.status_code") == "ERROR",
-                    attributes=tags))
+        for n, tr in enumerate(traces):
+            with expecting(f"data[{n}]" if doc.kind == "object" else f"[{n}]", _JAEGER, tr.start):
+                procs = tr.get("processes")
+                services = {k: (v.value or {}).get("serviceName", "") for k, v in (procs.keys.items() if procs else [])}
+                for sp in tr.array("spans"):
+                    s = sp.value
+                    if not isinstance(s, dict) or "startTime" not in s or "spanID" not in s:
+                        unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without spanID or startTime"))
+                        continue
+                    tags = {str(t.get("key")): as_text(t.get("value")) for t in s.get("tags", []) if isinstance(t, dict)}
+                    parent = next((r.get("spanID") for r in s.get("references", []) or []
+                                   if isinstance(r, dict) and r.get("refType") == "CHILD_OF"), None)
+                    service = services.get(s.get("processID"), "") or (s.get("process") or {}).get("serviceName", "")
+                    if not service:
+                        unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span whose process has no serviceName"))
+                        continue
+                    kind = tags.get("span.kind", "unknown")
+                    spans.append(TraceSpan(
+                        start=sp.start, end=sp.end, trace_id=str(s.get("traceID", "")), span_id=str(s["spanID"]),
+                        parent_id=str(parent) if parent else None, service=service, name=str(s.get("operationName", "")),
+                        kind=kind if kind in ("server", "client", "internal", "producer", "consumer") else "unknown",
+                        start_ts=datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=int(s["startTime"])),
+                        duration_ms=float(s.get("duration", 0)) / 1000.0,
+                        error=tags.get("error") in ("true", "1") or tags.get("otel.status_code") == "ERROR",
+                        attributes=tags))
     return spans, unparsed
 
 

@@ -60,4 +60,5 @@ def load_profile(overrides: dict[str, Any] | None = None, *, where: str = "case.
         return Profile.model_validate(merge(_default_data(), overrides))
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise CaseError(where, "profile." + ".".join(str(p) for p in err["loc"]), err["msg"]) from None
+        raise CaseError(where, "profile." + ".".join(str(p) for p in err["loc"]),
+                        err["msg"].removeprefix("Value error, ")) from None

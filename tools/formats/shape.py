@@ -1,0 +1,37 @@
+"""Content that is not the shape its format has: where it is and what was expected, never what it holds.
+
+A parser wraps the reading of one item (a pod, a Helm revision, a span) in `expecting(...)`; a value of
+the wrong type inside (a list where labels are an object, a revision that is no number) then becomes a
+`ContentError` naming the item's JSON path (or line) and the shape expected, which `tools.corpus` turns
+into a CaseError (exit 2). The message never quotes the value: the principal may not be allowed to read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["ContentError", "expecting"]
+
+# what Python raises when code meets a value of another shape than it reads (pydantic's
+# ValidationError is a ValueError); a bug of ours with these types is still reported, as content
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)
+
+
+class ContentError(ValueError):
+    """An item of a source file that is not the shape its format has."""
+
+    def __init__(self, where: str, expected: str, pos: int) -> None:
+        self.where, self.expected, self.pos = where, expected, pos
+        super().__init__(f"{where}: {expected}")
+
+
+@contextmanager
+def expecting(where: str, expected: str, pos: int) -> Iterator[None]:
+    """Turn a shape error raised while reading one item into a ContentError naming it."""
+    try:
+        yield
+    except ContentError:
+        raise
+    except _SHAPE_ERRORS:
+        raise ContentError(where, expected, pos) from None
