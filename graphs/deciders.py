@@ -379,10 +379,11 @@ def _unobservable_below(k: Knowledge, t: Trace, cause: Cause | None) -> list[str
     if t.root is None or cause is None or cause.change is None or cause.change.implicated:
         return []
     # the root's own bursting error lines, read whole, say where its failures go: a dependency they
-    # do not name is not where they come from, telemetry or not
-    spoke = k.searches.done_full(t.root) and any(
-        f.signal in ("logs", "traces", "events") and is_bad(f) for f, _e in k.signals.get(t.root, []))
+    # do not name is not where they come from, telemetry or not — when they name anything at all (a
+    # key, a component, a peer); lines that blame "an upstream" without naming it rule nothing out
     named = named_by(k, t.root)
+    spoke = bool(named) and k.searches.done_full(t.root) and any(
+        f.signal in ("logs", "traces", "events") and is_bad(f) for f, _e in k.signals.get(t.root, []))
     out = []
     for d in sorted(k.dependencies(t.root)):
         if d in t.nodes or k.kind(d) not in OBSERVABLE_KINDS:

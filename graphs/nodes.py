@@ -294,8 +294,7 @@ def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     undecided = [c.id for c in case.required_claims if decisions.get(c.id) is None or not decisions[c.id].decided]
     if decisions and not undecided:
         stop = StopReason(kind="evidence_ready", detail="every required claim decided with read-back evidence")
-    elif decisions and denied and all(c in denied_claims and decisions[c].blocked_by for c in undecided) \
-            and next_gap(deps, decisions) is None:
+    elif decisions and denied and all(c in denied_claims and decisions[c].blocked_by for c in undecided):
         # every open claim waits for a source the principal cannot read, and nothing readable can decide
         # it without that source: pause for a grant (or stop), never spend the budget around it
         kind = "awaiting_permission" if case.principal.may_request_access else "permission_denied"

@@ -67,11 +67,9 @@ class DeterministicPlanner:
         complete the picture (they can change no verdict)."""
         s, env = case.subject.service, case.subject.environment
         lo, hi = change_range(case)
-        # a claim waiting for access to a source that decides it: nothing readable can move it — except
-        # a causal claim, whose path and cause search may still go on along readable sources (then the
-        # denial was not decisive after all); it waits once nothing readable is left
+        # a claim waiting for access to a source that decides it: nothing readable can move it
         open_claims = [c for c in case.required_claims if not (decisions.get(c.id) and (
-            decisions[c.id].decided or (decisions[c.id].blocked_by and not isinstance(c, CausalChainClaim))))]
+            decisions[c.id].decided or decisions[c.id].blocked_by))]
         for claim in open_claims:
             if isinstance(claim, SymptomClaim):
                 signals = {"metric": ("metric",), "logs": ("logs",), "traces": ("traces",)}.get(claim.wants, ())

@@ -495,8 +495,22 @@ def test_a_restricted_change_record_of_the_root_does_not_block_the_change_the_an
 
 
 def test_an_unmonitored_dependency_the_roots_own_error_lines_do_not_name_is_ruled_out():
-    """The root's errors, read whole and bursting, are internal (they name no dependency): an
-    unmonitored dependency is not where they come from, so a timing-only change is confirmed."""
+    """The root's errors, read whole and bursting, are internal (they name what broke inside it, no
+    dependency): an unmonitored dependency is not where they come from, so a timing-only change is
+    confirmed."""
+    w = cascade(2)
+    w.read(dep("s2", "blind-svc"), source_kind="catalog")
+    w.kinds["blind-svc"] = "service"
+    w.everything_looked("blind-svc")
+    w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
+           .model_copy(update={"signal": "logs"}), names("s2", "render_cache_mb", -4))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing
+
+
+def test_error_lines_that_blame_an_unnamed_upstream_rule_no_unmonitored_dependency_out():
+    """"upstream dependency unavailable" says the failure comes from below without saying where: an
+    unmonitored dependency may be it, so a change chosen by its timing alone stays inferred."""
     w = cascade(2)
     w.read(dep("s2", "blind-svc"), source_kind="catalog")
     w.kinds["blind-svc"] = "service"
@@ -504,7 +518,7 @@ def test_an_unmonitored_dependency_the_roots_own_error_lines_do_not_name_is_rule
     w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
            .model_copy(update={"signal": "logs"}))
     d, _k = decide(w)
-    assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing
+    assert d.verdict == "inferred" and any("blind-svc" in m for m in d.missing), d.missing
 
 
 def test_an_unmonitored_dependency_the_roots_error_lines_name_keeps_the_cause_open():
