@@ -11,9 +11,11 @@ import re
 from pathlib import Path
 
 from state import yamlio
+from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
+from tools.formats import ledgers as fledgers
 from tools.formats import logs as flogs
 
 PROSE_WORDS = (("postmortem", "postmortem"), ("post-mortem", "postmortem"), ("incident-review", "postmortem"),
@@ -30,6 +32,21 @@ def _json(text: str) -> object | None:
             return json.loads(first)
         except ValueError:
             return None
+
+
+def _native_catalog(data: dict) -> bool:
+    """`services:` entries written the way the `catalog` record is (a `kind`, not a tool's `type`)."""
+    entries = [e for k in ("services", "components") for e in (data.get(k) or []) if isinstance(e, dict)]
+    return bool(entries) and not any("type" in e and "kind" not in e for e in entries)
+
+
+def _records_kind(text: str) -> tuple[str, str] | None:
+    """A file of records in a tool's shape: a change history/ledger/audit, or a service registry."""
+    if fmt := fledgers.detect(text):
+        return "change", fmt
+    if fmt := fcatalogs.detect(text):
+        return "catalog", fmt
+    return None
 
 
 def detect(path: Path, text: str) -> tuple[str, str] | None:
@@ -57,6 +74,8 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "trace", "jaeger"
         if isinstance(data, dict) and isinstance(data.get("data"), dict) and "result" in data["data"]:
             return "metric", "prometheus"
+        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs"):
+            return "change", fmt
         if "involvedObject" in blob or '"reason"' in blob and '"Event' in blob:
             return "kubernetes", "events"
         if '"nodeName"' in blob or '"PodList"' in blob:
@@ -68,9 +87,13 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "change", fmt
         if '"flag"' in blob:
             return "change", "flags"
+        if got := _records_kind(text):
+            return got
         if flogs.detect(text) == "json" and any(k in blob for k in ('"level"', '"severity"', '"msg"', '"message"')):
             return "log", "json"
         return "config", "json"
+    if (fmt := fledgers.detect(text)) == "migrations":
+        return "change", fmt
     first = head.split("\n", 1)[0]
     if re.match(r"^(deployment\.apps|deployment|deploy)/", head) or first.startswith("REVISION"):
         return "change", "rollout"
@@ -83,9 +106,16 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             data = yamlio.loads(text)
         except Exception:  # noqa: BLE001 - not YAML: fall through to logs
             data = None
+        if isinstance(data, list) and data and isinstance(data[0], dict) and ("flag" in data[0] or "key" in data[0]):
+            return "change", "flags"
+        if fcatalogs.detect(text) == "backstage":
+            return "catalog", "backstage"
+        if isinstance(data, dict) and _native_catalog(data):
+            return "catalog", "record"
+        if got := _records_kind(text):
+            return got
         if isinstance(data, list):
-            return ("change", "flags") if data and isinstance(data[0], dict) and (
-                "flag" in data[0] or "key" in data[0]) else ("config", "yaml")
+            return "config", "yaml"
         if isinstance(data, dict):
             if "services" in data or "components" in data:
                 return "catalog", "record"
