@@ -6,7 +6,9 @@ pager and the access administrator — never the product:
 - the alert becomes an Alertmanager webhook payload built from case.md's alert table;
 - manifest.yaml becomes an access map (one path glob per file with its allowed groups; the
   principal from case.md);
-- `investigator init --alert … --sources RAW/sources --access … --out OUT/CASE` writes the case;
+- `investigator init --alert … --sources RAW/sources --access … --inventory RAW/manifest.yaml --out OUT/CASE`
+  writes the case (the manifest is the export's own inventory: service, environment, timezone,
+  metric and unit of each file; `--no-inventory` leaves it out);
 - the converted twin's expected.yaml (scoring gold) is copied in, its claim ids renamed to the
   ids init gave the claims of the same kind;
 - `investigator eval` runs on every case that init wrote, and `bench/dev_sample.py` prints the
@@ -94,7 +96,8 @@ def _rename_expected(expected: dict, converted_case: dict, init_case: dict) -> d
     return {**expected, "claims": claims}
 
 
-def prepare(raw: Path, converted: Path, out: Path, python: str) -> tuple[list[Path], dict[str, str], dict[str, str]]:
+def prepare(raw: Path, converted: Path, out: Path, python: str, inventory: bool = True
+            ) -> tuple[list[Path], dict[str, str], dict[str, str]]:
     """Init every raw case into OUT; return the cases written, init id → raw name, and failures."""
     written, names, failed = [], {}, {}
     work = out / "_inputs"
@@ -108,7 +111,8 @@ def prepare(raw: Path, converted: Path, out: Path, python: str) -> tuple[list[Pa
         access.write_text(yaml.safe_dump(access_map(md, manifest), sort_keys=False))
         dest = out / case.name
         cmd = [python, "-m", "investigator.cli", "init", "--alert", str(alert), "--sources", str(case / "sources"),
-               "--access", str(access), "--out", str(dest), "--force"]
+               "--access", str(access), "--out", str(dest), "--force",
+               *(["--inventory", str(case / "manifest.yaml")] if inventory else [])]
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if r.returncode != 0:
             failed[case.name] = (r.stderr or r.stdout).strip().splitlines()[-1:][0] if (r.stderr or r.stdout).strip() else "?"
@@ -132,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*", help="raw case names to run (default: all)")
     ap.add_argument("--init-only", action="store_true", help="write the cases, skip eval")
+    ap.add_argument("--no-inventory", action="store_true",
+                    help="do not pass manifest.yaml to init as the material's inventory (--inventory)")
     args = ap.parse_args(argv)
     python = sys.executable
     raw = args.raw
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             if not (sel / n).exists():
                 (sel / n).symlink_to((raw / n).resolve())
         raw = sel
-    cases, names, failed = prepare(raw, args.converted, args.out, python)
+    cases, names, failed = prepare(raw, args.converted, args.out, python, not args.no_inventory)
     for name, err in failed.items():
         print(f"init failed: {name}: {err}", file=sys.stderr)
     print(f"init wrote {len(cases)} of {len(cases) + len(failed)} cases into {args.out}", file=sys.stderr)

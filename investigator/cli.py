@@ -180,7 +180,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     try:
         got = initialise(Path(args.alert), Path(args.sources), Path(args.out), group=args.group, force=args.force,
-                         access=Path(args.access) if args.access else None)
+                         access=Path(args.access) if args.access else None,
+                         inventory=Path(args.inventory) if args.inventory else None)
     except CaseProblems as exc:  # every problem found, one line each
         for p in exc.problems:
             _error(str(p))
@@ -437,6 +438,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--group", default="sre-oncall", help="default access group for every source")
     s.add_argument("--access", metavar="MAP", help="access map (YAML): the principal, and path globs -> groups "
                    "(first match wins; docs/case-format.md §8) (default: none; every source gets --group)")
+    s.add_argument("--inventory", metavar="FILE", help="a list of the material's files with their service, "
+                   "environment, timezone, metric, unit (default: none, or one found among the material)")
     s.add_argument("--force", action="store_true", help="replace an existing folder")
 
     s = command("generate", "write seeded synthetic incident cases with their gold answers", cmd_generate)

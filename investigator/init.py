@@ -25,6 +25,7 @@ from state import Frozen, yamlio
 from state.case import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
+from investigator.inventory import lookup, parse_inventory, read_inventory
 from tools.detect import detect
 from tools.formats.logs import parse_time
 from tools.formats.records import same_environment
@@ -172,12 +173,18 @@ def _skip_reason(p: Path, text: str) -> str:
     return "no known source kind recognised in the content"
 
 
-def _environment(text: str, sidecar_text: str | None, where: str, alert: AlertInfo, envs: list[str]) -> str:
-    """Where the material states it: the content (`environment:` / `"environment":`), else the path, else `*`."""
+def _environment(text: str, sidecar_text: str | None, where: str, alert: AlertInfo, envs: list[str],
+                 listed: str | None = None) -> str:
+    """Where the material states it: the content (`environment:` / `"environment":`), else an inventory,
+    else the path, else `*`."""
     for t in (text, sidecar_text or ""):
         stated = re.search(r'^\s*"?(?:environment|env)"?\s*[:=]\s*["\']?([\w-]+)', t, re.M | re.I)
         if stated and stated.group(1) != "*" and stated.group(1).lower() in envs + [alert.environment.lower()]:
             return alert.environment if same_environment(stated.group(1), alert.environment) else stated.group(1)
+    if listed:
+        if listed.lower() in _EVERY:
+            return "*"
+        return alert.environment if same_environment(listed, alert.environment) else listed
     tokens = set(re.split(r"[^a-z0-9]+", where))
     if any(same_environment(t, alert.environment) for t in tokens if t):
         return alert.environment
@@ -201,10 +208,15 @@ def _service_from_name(rel: Path, envs: list[str]) -> str:
             words.pop(0)
         while words and (words[-1].lower() in _TOOL_WORDS or words[-1].lower() in envs or words[-1].isdigit()):
             words.pop()
-        name = "-".join(words)
-        if name and re.search(r"[a-z]", name) and not re.search(r"\d{6,}|[A-Z]{4,}", name):
-            return name
+        if not words:
+            continue  # a part made only of tool words: the name may be in the next one
+        name = _POD.sub("", "-".join(words))
+        return name if re.search(r"[a-z]", name) and not re.search(r"[A-Z]{3,}|_", name) else ""
     return ""
+
+
+# a Kubernetes pod name: `<workload>-<replica-set hash>-<pod suffix>` or `<statefulset>-<ordinal>`
+_POD = re.compile(r"-[a-f0-9]{8,10}-[a-z0-9]{5}$|-[bcdfghjklmnpqrstvwxz2-9]{9,10}-[bcdfghjklmnpqrstvwxz2-9]{5}$")
 
 
 def _front_problems(p: Path, text: str) -> list[CaseError]:
@@ -230,13 +242,13 @@ def _front_problems(p: Path, text: str) -> list[CaseError]:
 
 
 def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False,
-             access: Path | None = None) -> Path:
+             access: Path | None = None, inventory: Path | None = None) -> Path:
     """Write a case folder for the alert and the material; return it (validated)."""
-    return initialise(alert_path, sources, out, group=group, force=force, access=access).case_dir
+    return initialise(alert_path, sources, out, group=group, force=force, access=access, inventory=inventory).case_dir
 
 
 def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False,
-               access: Path | None = None) -> InitResult:
+               access: Path | None = None, inventory: Path | None = None) -> InitResult:
     """Write a case folder for the alert and the material (validated); say what was listed and skipped."""
     from investigator.access_map import AccessMap, read_access_map
     from investigator.runtime import validate_case
@@ -264,9 +276,19 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
     try:
         entries, metrics = [], set()
         skipped: list[Skipped] = []
+        inventory = Path(inventory) if inventory is not None else None
         files = sorted(p for p in sources.rglob("*") if p.is_file() and not p.is_symlink())
         texts = {p: _read_material(p) for p in files}
         detected = {p: _detect(p, text) for p, text in texts.items()}
+        inv = read_inventory(inventory, read_text_file(inventory, YAML_BYTES)) if inventory is not None else []
+        for p, text in texts.items():  # an inventory among the material scopes the rest; it is no source
+            if detected[p] is not None and p.suffix.lower() in (".yaml", ".yml", ".json") and (
+                    found := parse_inventory(text)) and sum(bool(lookup(found, f.relative_to(sources).as_posix()))
+                                                           for f in files) * 2 > len(files):
+                inv += found
+                detected[p] = None
+                skipped.append(Skipped(path=p.relative_to(sources).as_posix(),
+                                       reason="an inventory of the material (read to scope the files it lists)"))
         known = {alert.service}
         for p, text in texts.items():
             got = detected[p]
@@ -281,7 +303,8 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             got = detected[p]
             rel = p.relative_to(sources)
             if got is None:
-                if not p.name.lower().endswith((".meta.yaml", ".meta.yml")):
+                if not p.name.lower().endswith((".meta.yaml", ".meta.yml")) and all(s.path != rel.as_posix()
+                                                                                      for s in skipped):
                     skipped.append(Skipped(path=rel.as_posix(), reason=_skip_reason(p, text)))
                 continue
             kind, fmt = got
@@ -295,14 +318,11 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 shutil.copyfile(sidecar, tmp / dest.with_name(dest.name + ".meta.yaml"))
                 origin[tmp / dest.with_name(dest.name + ".meta.yaml")] = sidecar
             where = str(rel).lower()
-            env = _environment(text, sidecar_text, where, alert, envs)
-            service = max((s for s in known if s.lower() in where), key=len, default="*")
-            if service == "*" and kind in ("log", "metric", "trace", "change", "config", "kubernetes"):
-                service = _service_from_name(rel, envs) or "*"
-            if service == "*" and kind in ("log", "metric") and env == alert.environment:
-                service = alert.service
-            if kind == "metric" and fmt == "csv" and sidecar_text is None:
-                sidecar_text = _csv_sidecar(p, service, env, envs)
+            about = lookup(inv, rel.as_posix())
+            env = _environment(text, sidecar_text, where, alert, envs, about.get("environment"))
+            service = _service(rel, kind, env, known, alert, envs, about.get("service"))
+            if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
+                sidecar_text = _metric_sidecar(p, service, env, envs, about, fmt)
                 (tmp / dest.with_name(dest.name + ".meta.yaml")).write_text(sidecar_text)
             metrics |= _metric_names(text, kind, fmt, sidecar_text)
             groups = list(amap.groups_for(rel.as_posix(), (group,)))
@@ -316,8 +336,10 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             used_ids.add(sid)
             entry = {"id": sid, "path": dest.as_posix(), "kind": kind, "format": fmt, "environment": env,
                      "service": service, "groups": groups}
-            if kind in PROSE_UNTRUSTED and fmt == "markdown" and _untrusted(where):
+            if _untrusted(where):
                 entry["trust"] = "untrusted"
+            if zone := _zone(about.get("timezone")):
+                entry["timezone"] = zone
             entries.append(entry)
         if not entries:
             raise CaseError(str(sources), "<folder>", "at least one file of a known source kind")
@@ -347,8 +369,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                     d.rmdir()
 
 
-PROSE_UNTRUSTED = ("note", "doc")
-_UNTRUSTED_WORDS = ("wiki", "slack", "chat", "scratch", "notes")
+_UNTRUSTED_WORDS = ("wiki", "confluence", "kb", "slack", "chat", "scratch", "scratchpad", "discord", "mattermost")
 
 
 def _untrusted(where: str) -> bool:
@@ -406,15 +427,46 @@ def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) ->
     }
 
 
-def _csv_sidecar(p: Path, service: str, env: str, envs: list[str]) -> str:
-    """A sidecar for a bare `ts,value` CSV: the metric is the file name's last part that is not
-    the service or an environment (`checkout.prod.latency_p99.csv` → `latency_p99`)."""
-    parts = [x for x in p.name.removesuffix(".csv").split(".") if x]
+def _metric_sidecar(p: Path, service: str, env: str, envs: list[str], about: dict[str, str], fmt: str) -> str:
+    """A sidecar for a metric export without one: the metric and unit an inventory lists, else (for
+    a bare `ts,value` CSV) the file name's last part that is not the service or an environment
+    (`checkout.prod.latency_p99.csv` → `latency_p99`)."""
+    parts = [x for x in re.sub(r"(\.prom)?\.(csv|json)$", "", p.name).split(".") if x]
     rest = [x for x in parts if x.lower() not in envs and x.lower() != service.lower()]
-    metric = _name(rest[-1] if rest else parts[-1] if parts else "value").replace(".", "_")
-    meta = {"metric": metric, **({"service": service} if service != "*" else {}),
-            **({"environment": env} if env != "*" else {})}
-    return "# Written by `investigator init`: the CSV came without a sidecar.\n" + yaml.safe_dump(meta, sort_keys=False)
+    guessed = _name(rest[-1] if rest else parts[-1] if parts else "value").replace(".", "_")
+    metric = about.get("metric") or (guessed if fmt == "csv" else None)
+    meta = {**({"metric": metric} if metric else {}), **({"service": service} if service != "*" else {}),
+            **({"environment": env} if env != "*" else {}), **({"unit": about["unit"]} if about.get("unit") else {})}
+    return "# Written by `investigator init`: the export came without a sidecar.\n" + yaml.safe_dump(meta, sort_keys=False)
+
+
+_EVERY = frozenset({"all", "any", "*", "various", "multiple", "n/a", "every"})
+
+
+def _service(rel: Path, kind: str, env: str, known: set[str], alert: AlertInfo, envs: list[str],
+             listed: str | None) -> str:
+    """What a file is about: an inventory's word, else the longest catalog name in its path, else the
+    name its file carries; a log or metric of the alert's environment naming nothing is the subject's."""
+    if listed and listed.lower() not in _EVERY:
+        return listed
+    where = str(rel).lower()
+    service = max((s for s in known if s.lower() in where), key=len, default="*")
+    if service == "*" and kind in ("log", "metric", "trace", "change", "config", "kubernetes"):
+        service = _service_from_name(rel, envs) or "*"
+    if service == "*" and kind in ("log", "metric") and env == alert.environment:
+        service = alert.service
+    return service
+
+
+def _zone(text: str | None) -> str | None:
+    """A manifest `timezone` from an inventory's (`UTC` → `Z`, `+08:00`); a named zone has no fixed offset."""
+    if not text:
+        return None
+    t = text.strip()
+    if t.upper() in ("UTC", "Z", "GMT", "ETC/UTC"):
+        return "Z"
+    m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2}):?(\d{2})?", t)
+    return f"{m.group(1)}{int(m.group(2)):02d}:{m.group(3) or '00'}" if m else None
 
 
 def _report(entries: list[dict], skipped: list[Skipped]) -> str:

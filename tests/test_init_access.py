@@ -107,3 +107,29 @@ def test_the_cli_lists_skipped_files_and_takes_the_map(tmp_path, material, capsy
                  str(tmp_path / "case"), "--access", str(tmp_path / "access.yaml")])
     out = capsys.readouterr().out
     assert code == 0 and "skipped: image.bin" in out and "review the access groups" not in out
+
+
+def test_an_inventory_scopes_what_the_content_does_not_say(tmp_path, material):
+    (material / "metrics").mkdir()
+    (material / "metrics" / "pool.waiting.csv").write_text("ts,value\n2026-04-29T10:40:00Z,3\n2026-04-29T10:41:00Z,9\n")
+    inv = tmp_path / "index.yaml"
+    inv.write_text(yaml.safe_dump({"sources": [
+        {"path": "metrics/pool.waiting.csv", "service": "orders-db", "environment": "production",
+         "metric": "pool_client_waiting", "unit": "clients", "timezone": "UTC"},
+        {"path": "runbook.md", "service": "all", "environment": "all"}]}))
+    got = initialise(tmp_path / "alert.json", material, tmp_path / "case", inventory=inv)
+    src = _sources(got.case_dir)["pool.waiting.csv"]
+    assert (src["service"], src["environment"], src["timezone"]) == ("orders-db", "prod", "Z")
+    meta = yaml.safe_load((got.case_dir / src["path"]).with_name("pool.waiting.csv.meta.yaml").read_text())
+    assert (meta["metric"], meta["unit"]) == ("pool_client_waiting", "clients")
+
+
+def test_an_inventory_among_the_material_is_read_and_not_listed(tmp_path, material):
+    (material / "index.json").write_text(json.dumps([
+        {"path": "logs/checkout.prod.jsonl", "service": "checkout-api", "environment": "prod"},
+        {"path": "runbook.md", "service": "checkout", "environment": "prod"},
+        {"path": "security/note.md", "service": "checkout", "environment": "prod"}]))
+    got = initialise(tmp_path / "alert.json", material, tmp_path / "case")
+    src = _sources(got.case_dir)
+    assert "index.json" not in src and any(s.path == "index.json" for s in got.skipped)
+    assert src["checkout.prod.jsonl"]["service"] == "checkout-api"
