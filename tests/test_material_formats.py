@@ -106,6 +106,8 @@ def test_migration_histories_are_schema_migrations_of_the_database():
     got, _ = ledgers.parse_ledger(FLYWAY, "orders-db", "prod")
     assert [c.id for c in got] == ["orders-db-flyway-V11", "orders-db-flyway-V12"]
     assert {c.type for c in got} == {"schema_migration"} and got[1].service == "orders-db"
+    assert (got[1].started_at, got[1].completed_at) == (datetime(2026, 4, 29, 10, 14, 57, tzinfo=UTC),
+                                                        datetime(2026, 4, 29, 10, 15, tzinfo=UTC)), "installedOn − executionTime"
     (lq,), _ = ledgers.parse_ledger(LIQUIBASE, "orders-db", "prod")
     assert lq.id == "orders-db-liquibase-20260429-1" and lq.started_at == datetime(2026, 4, 29, 10, 15, tzinfo=UTC)
     (al,), _ = ledgers.parse_migrations(ALEMBIC, "orders-db", "prod")
@@ -208,3 +210,34 @@ def test_backstage_and_registry_catalogs_become_the_catalog_with_entry_offsets()
     assert [(s.name, s.kind) for s in cat.services] == [("checkout", "service"), ("sessions-cache", "cache")]
     assert json.loads(REGISTRY[spans[1][0]:spans[1][1]])["name"] == "sessions-cache"
     assert detect(Path("registry.json"), REGISTRY) == ("catalog", "registry")
+
+
+LAUNCHDARKLY = json.dumps({"items": [{"_id": "5f1e2d3c4b5a69788796a5b4", "date": 1777457400000, "kind": "flag",
+                                      "name": "fast-checkout", "title": "a.b turned on the flag fast-checkout in production",
+                                      "titleVerb": "turned on the flag",
+                                      "target": {"resources": ["proj/checkout:env/production:flag/fast-checkout"]}}]},
+                          indent=2)
+
+
+def test_a_launchdarkly_audit_log_gives_its_toggles_by_their_own_ids():
+    assert detect(Path("audit.json"), LAUNCHDARKLY) == ("change", "ledger")
+    (c,), _ = ledgers.parse_ledger(LAUNCHDARKLY, "checkout", "prod")
+    assert (c.id, c.type, c.service, c.flag.name, c.flag.to) == (
+        "5f1e2d3c4b5a69788796a5b4", "feature_flag", "checkout", "fast-checkout", "true")
+    assert c.started_at == datetime(2026, 4, 29, 10, 10, tzinfo=UTC)
+
+
+LB_INVENTORY = """# load balancer inventory
+load_balancers:
+  - name: web-internal-12
+    dns_name: web.prod.example
+  - name: api-internal-7
+    dns_name: api.prod.example
+"""
+
+
+def test_a_load_balancer_inventory_makes_each_balancer_an_alias_of_what_it_fronts():
+    assert detect(Path("lbs.yaml"), LB_INVENTORY) == ("catalog", "registry")
+    cat, _ = catalogs.parse(LB_INVENTORY, "registry")
+    assert [(s.name, s.aliases) for s in cat.services] == [("web", ("web-internal-12", "web.prod.example")),
+                                                           ("api", ("api-internal-7", "api.prod.example"))]

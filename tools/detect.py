@@ -85,7 +85,7 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
         fmt = fchanges.detect(text)
         if fmt in ("argocd", "helm"):
             return "change", fmt
-        if '"flag"' in blob:
+        if re.search(r'"flag"\s*:', blob):  # a toggle names its flag (a `"kind": "flag"` audit entry is a ledger)
             return "change", "flags"
         if got := _records_kind(text):
             return got

@@ -5,7 +5,9 @@
   `spec.dependsOn: [component:x, resource:y]`, `spec.consumesApis`, `spec.system`.
 - `registry`: a service registry as JSON or YAML — a list of entries (or one under `services`,
   `components`, `entities`, `items`) with `name`, `type`/`kind`, `depends_on`/`dependsOn`/
-  `dependencies`/`calls`, `runs_on`, `aliases`, `environment`, `owner`.
+  `dependencies`/`calls`, `runs_on`, `aliases`, `environment`, `owner`; a load-balancer inventory
+  (`name` + `dns_name`) lists each balancer as an alias of what it answers for (the DNS name's
+  first label).
 
 Either becomes the `catalog` record (`state.sources.Catalog`), each entry with the offsets of the
 text that states it. Entry types map to entity kinds by the usual words (`svc`, `website` →
@@ -87,14 +89,24 @@ def parse(text: str, fmt: str) -> tuple[Catalog, list[tuple[int, int]]]:
         return Catalog(services=tuple(services)), spans
     for rec in _registry_records(text):
         v = rec.value
+        name = as_text(first(v, "name", "service", "id"))
+        aliases = _names(first(v, "aliases", "alias"))
+        dns = as_text(first(v, *_DNS) or "").rstrip(".")
+        if dns and not first(v, *_DEPS):
+            # a load balancer (or proxy) listed by the host name it answers for stands for what it fronts
+            name, aliases = dns.split(".")[0], (*aliases, name, dns)
         services.append(CatalogService(
-            name=as_text(first(v, "name", "service", "id")), kind=entity_kind(first(v, "kind", "type") or "service"),  # type: ignore[arg-type]
+            name=name, kind=entity_kind(first(v, "kind", "type") or "service"),  # type: ignore[arg-type]
             environment=as_text(first(v, "environment", "env") or "*"), owner=as_text(first(v, "owner", "team") or ""),
-            aliases=_names(first(v, "aliases", "alias")),
+            aliases=aliases,
             depends_on=_names(first(v, "depends_on", "dependsOn", "dependencies", "calls", "upstreams", "uses")),
             runs_on=_names(first(v, "runs_on", "runsOn", "hosts", "nodes"))))
         spans.append((rec.start, rec.end))
     return Catalog(services=tuple(services)), spans
+
+
+_DEPS = ("depends_on", "dependsOn", "dependencies", "calls", "upstreams", "runs_on")
+_DNS = ("dns_name", "dnsName", "DNSName", "hostname", "fqdn")
 
 
 def _registry_records(text: str) -> list[Rec]:
@@ -109,7 +121,6 @@ def detect(text: str) -> str | None:
     recs = _registry_records(text)
     if len(recs) < 2:
         return None
-    deps = ("depends_on", "dependsOn", "dependencies", "calls", "upstreams", "runs_on")
-    with_deps = sum(any(k in r.value for k in deps) for r in recs)
+    with_deps = sum(any(k in r.value for k in (*_DEPS, *_DNS)) for r in recs)
     timed = sum(any(k in r.value for k in ("started_at", "at", "createdAt", "timestamp", "time")) for r in recs)
     return "registry" if with_deps * 2 >= len(recs) and not timed else None

@@ -21,7 +21,7 @@ the manifest's `timezone`, else UTC (migration tools write the database server's
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from state.sources import ConfigChange, FlagChange
@@ -38,7 +38,7 @@ _START = ("started_at", "startedAt", "start", "started", "start_time", "submitte
           "installed_on", "installedOn", "DATEEXECUTED", "dateExecuted", "when")
 _END = ("completed_at", "completedAt", "finished_at", "finishedAt", "ended_at", "end_time", "applied_at", "appliedAt",
         "deployed_at", "deployedAt", "updatedAt")
-_ID = ("id", "change_id", "changeId", "deployment_id", "deploymentId", "push_id", "pushId", "ticket", "ID", "eventID",
+_ID = ("id", "_id", "change_id", "changeId", "deployment_id", "deploymentId", "push_id", "pushId", "ticket", "ID", "eventID",
        "uid", "key")
 _TYPE = ("type", "change_type", "changeType", "kind", "action", "category", "event_type", "eventType")
 _SERVICE = ("service", "service_name", "serviceName", "app", "application", "component", "workload", "project",
@@ -91,15 +91,19 @@ def _config_changes(v: dict) -> tuple[ConfigChange, ...]:
 
 def _flag(v: dict, summary: str, kind: str) -> FlagChange | None:
     name = first(v, *_FLAG)
-    if name is None and (m := re.search(r"\bfeature:?\s+([\w.:-]+)", summary, re.I)):
-        name = m.group(1)
+    if name is None and kind.lower() == "flag":  # an audit entry of kind flag names it (LaunchDarkly)
+        name = first(v, "name", "key")
+    for word in ("feature", "flag"):
+        if name is None and (m := re.search(rf"\b{word}:?\s+([\w.:-]+)", summary, re.I)):
+            name = m.group(1)
     if name is None:
         return None
     old = first(v, "from", "old", "previous", "previous_value")
     new = first(v, "to", "new", "value", "enabled", "state")
-    if new is None and re.search(r"enabled|\bon\b", kind, re.I):
+    said = f"{kind} {first(v, 'titleVerb', 'action') or ''} {summary}"
+    if new is None and re.search(r"enabled|turned on|\bon\b", said, re.I):
         new, old = True, False if old is None else old
-    elif new is None and re.search(r"disabled|\boff\b", kind, re.I):
+    elif new is None and re.search(r"disabled|turned off|\boff\b", said, re.I):
         new, old = False, True if old is None else old
     return FlagChange(name=as_text(name), from_=as_text(old) if old is not None else None,
                       to=as_text(new) if new is not None else None)
@@ -141,6 +145,10 @@ def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None)
     cid = as_text(scalar(v, *_ID) or "")
     if tool == "flyway":
         ver = as_text(first(v, "version", "script") or "")
+        ms = first(v, "executionTime", "execution_time")
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and 0 <= ms < 7 * 86400_000:
+            # Flyway records a migration when it ends: `installedOn` less `executionTime` (ms) is its start
+            started, done = started - timedelta(milliseconds=ms), started
         cid, kind, vt = f"{svc}-flyway-V{ver}", kind if kind in ("schema_migration",) else "schema_migration", ver
         if as_text(first(v, "state") or "").lower() not in ("", "success", "baseline"):
             summary = f"{summary} ({first(v, 'state')})".strip()
