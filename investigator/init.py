@@ -336,7 +336,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             used_ids.add(sid)
             entry = {"id": sid, "path": dest.as_posix(), "kind": kind, "format": fmt, "environment": env,
                      "service": service, "groups": groups}
-            if _untrusted(where):
+            if _untrusted(where) or fmt == "chat":  # what people typed in a channel
                 entry["trust"] = "untrusted"
             if zone := _zone(about.get("timezone")):
                 entry["timezone"] = zone

@@ -24,7 +24,7 @@ PROSE_KINDS: frozenset[str] = frozenset({"runbook", "postmortem", "doc", "note"}
 RECORD_KINDS: frozenset[str] = frozenset({"change", "config", "mapping", "ownership", "catalog"})
 TELEMETRY_KINDS: frozenset[str] = frozenset({"log", "trace", "metric", "kubernetes"})
 FORMATS: dict[str, tuple[str, ...]] = {
-    "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown",),
+    "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown", "chat"),
     "log": ("plain", "logfmt", "json", "syslog"),
     "trace": ("otlp", "jaeger"),
     "metric": ("csv", "prometheus"),

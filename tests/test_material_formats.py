@@ -241,3 +241,21 @@ def test_a_load_balancer_inventory_makes_each_balancer_an_alias_of_what_it_front
     cat, _ = catalogs.parse(LB_INVENTORY, "registry")
     assert [(s.name, s.aliases) for s in cat.services] == [("web", ("web-internal-12", "web.prod.example")),
                                                            ("api", ("api-internal-7", "api.prod.example"))]
+
+
+SLACK = json.dumps([
+    {"type": "message", "user": "alertmanager", "ts": "1777457100.000100", "text": "[FIRING] checkout 5xx"},
+    {"type": "message", "user": "a.b", "ts": "1777457400.000200", "text": "payments deploy looks suspicious"}], indent=2)
+
+
+def test_a_slack_export_is_a_note_whose_front_matter_comes_from_the_export(tmp_path):
+    from tools.corpus import load_source
+    from state.sources import SourceEntry
+
+    assert detect(Path("inc.json"), SLACK) == ("note", "chat")
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "inc.json").write_text(SLACK)
+    doc = load_source(tmp_path, SourceEntry(id="inc", path="sources/inc.json", kind="note", format="chat",
+                                            groups=("sre",), trust="untrusted"))
+    assert doc.front.updated_at == datetime(2026, 4, 29, 10, 10, 0, 200, tzinfo=UTC) and doc.body_start == 0
+    assert doc.text[doc.body_start:] == SLACK

@@ -34,6 +34,7 @@ from state.telemetry import (
 )
 from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
+from tools.formats import chat as fchat
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
 from tools.formats import ledgers as fledgers
@@ -266,6 +267,11 @@ def _validated(path: Path, model: type[Frozen], data: object) -> Any:
 
 
 def _prose(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    if entry.format == "chat" or (entry.format == "auto" and fchat.detect(text)):
+        chat = fchat.front_matter(text, entry.id, entry.service, entry.environment, content_hash(text))
+        if chat is None:
+            raise CaseError(str(path), "<document>", "a chat export with dated messages (`ts`, `text`, `user`)")
+        return {"front": chat, "body_start": 0, "version": chat.version, "format": "chat"}
     m = _FRONT.match(text)
     if not m:
         raise CaseError(str(path), "front matter", "a YAML front matter block between '---' lines at the top")

@@ -13,6 +13,7 @@ from pathlib import Path
 from state import yamlio
 from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
+from tools.formats import chat as fchat
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
 from tools.formats import ledgers as fledgers
@@ -68,6 +69,8 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
     if head.startswith(("{", "[")):
         data = _json(text)
         blob = head
+        if fchat.detect(text):
+            return "note", "chat"
         if "resourceSpans" in blob:
             return "trace", "otlp"
         if '"spans"' in blob and '"traceID"' in blob:
