@@ -259,3 +259,20 @@ def test_a_slack_export_is_a_note_whose_front_matter_comes_from_the_export(tmp_p
                                             groups=("sre",), trust="untrusted"))
     assert doc.front.updated_at == datetime(2026, 4, 29, 10, 10, 0, 200, tzinfo=UTC) and doc.body_start == 0
     assert doc.text[doc.body_start:] == SLACK
+
+
+DB_LOG = ("2026-04-29T10:15:00.123456Z 12 [Warning] [MY-010055] [Server] IP address could not be resolved\n"
+          "2026-04-29T10:15:01.000000Z 0 [ERROR] [MY-013183] [InnoDB] Assertion failure\n"
+          "2026-04-29 10:15:02 UTC:10.46.9.145(43610):app@orders:[27531]:FATAL:  remaining connection slots are reserved\n"
+          "2026-04-29 10:15:03.120 UTC [887] LOG:  checkpoint starting: time\n"
+          "2026-04-29 10:15:04.120 UTC [888] ERROR:  canceling statement due to statement timeout\n")
+
+
+def test_mysql_and_postgresql_server_logs_are_plain_logs_with_their_severities():
+    from tools.formats import logs
+    from tools.profile import default_profile
+
+    assert detect(Path("orders.postgresql.log"), DB_LOG) == ("log", "plain")
+    fmt, events, bad = logs.parse_logs(DB_LOG, "auto", default_profile())
+    assert not bad and [e.severity for e in events] == ["warning", "error", "error", "info", "error"]
+    assert events[2].ts == datetime(2026, 4, 29, 10, 15, 2, tzinfo=UTC)
