@@ -276,3 +276,9 @@ def test_mysql_and_postgresql_server_logs_are_plain_logs_with_their_severities()
     fmt, events, bad = logs.parse_logs(DB_LOG, "auto", default_profile())
     assert not bad and [e.severity for e in events] == ["warning", "error", "error", "info", "error"]
     assert events[2].ts == datetime(2026, 4, 29, 10, 15, 2, tzinfo=UTC)
+
+
+def test_a_documented_change_record_stays_a_record():
+    record = ("id: DEP-1\ntype: deployment\nservice: checkout\nenvironment: prod\nstarted_at: 2026-04-29T10:22:00Z\n"
+              "flag: {name: new-pricing, from: false, to: true}\n")
+    assert detect(Path("DEP-1.yaml"), record) == ("change", "record")

@@ -113,25 +113,24 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "change", "flags"
         if fcatalogs.detect(text) == "backstage":
             return "catalog", "backstage"
-        if isinstance(data, dict) and _native_catalog(data):
-            return "catalog", "record"
-        if got := _records_kind(text):
-            return got
-        if isinstance(data, list):
-            return "config", "yaml"
-        if isinstance(data, dict):
-            if "services" in data or "components" in data:
+        if isinstance(data, dict):  # the documented records first: their own fields, nothing guessed
+            if _native_catalog(data):
                 return "catalog", "record"
             if "deployed_version" in data:
                 return "mapping", "record"
             if "verifications" in data:
                 return "ownership", "record"
-            if {"id", "type", "started_at"} <= set(data):
+            if {"id", "type", "started_at"} <= set(data) and "service" in data:
                 return "change", "record"
             if data.get("kind") == "ConfigMap":
                 return "config", "configmap"
             if "settings" in data and "service" in data:
                 return "config", "record"
+        if got := _records_kind(text):
+            return got
+        if isinstance(data, dict) and ("services" in data or "components" in data):
+            return "catalog", "record"
+        if isinstance(data, (list, dict)):
             return "config", "yaml"
     fmt = flogs.detect(text)
     lines = [ln for ln in text.splitlines() if ln.strip()][:20]
