@@ -390,7 +390,7 @@ def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) ->
     assert isinstance(amap, AccessMap)
     expr_metrics = [m for m in re.findall(r"[A-Za-z_:][\w:]*", alert.expression) if m in metrics]
     symptom: dict = {"id": "symptom", "kind": "symptom", "statement": f"{alert.service} in {alert.environment} shows "
-                     f"the alerted departure from its baseline ({alert.rule}).", "direction": "up"}
+                     f"the alerted departure from its baseline ({alert.rule}).", "direction": _direction(alert)}
     if expr_metrics:
         symptom.update(signal="metric", metric=expr_metrics[0])
     start = alert.fired_at - timedelta(minutes=10)
@@ -405,7 +405,8 @@ def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) ->
         "alert": {"id": alert.id, "rule": alert.rule, "fired_at": alert.fired_at.isoformat(), "text": alert.text,
                   "labels": alert.labels},
         "question": f"Why did {alert.rule} fire for {alert.environment}/{alert.service} at "
-                    f"{alert.fired_at.isoformat()}, and what caused it?",
+                    f"{alert.fired_at.isoformat()}{f' ({alert.text[:300]})' if alert.text != alert.rule else ''}, "
+                    f"and what caused it?",
         "subject": f"{alert.environment}/{alert.service}",
         "window": {"start": start.isoformat(), "end": end.isoformat(), "change_lookback": "60m", "baseline": "30m"},
         "principal": principal,
@@ -467,6 +468,19 @@ def _zone(text: str | None) -> str | None:
         return "Z"
     m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2}):?(\d{2})?", t)
     return f"{m.group(1)}{int(m.group(2)):02d}:{m.group(3) or '00'}" if m else None
+
+
+def _direction(alert: AlertInfo) -> str:
+    """`down` when the alert's expression or words say the signal fell below a floor (availability,
+    throughput, success rate), else `up`."""
+    expr = alert.expression.replace(" ", "")
+    if re.search(r"<=?[\d.]", expr) and not re.search(r">=?[\d.]", expr):
+        return "down"
+    words = f"{alert.rule} {alert.text}".lower()
+    if re.search(r"\b(below|under|drops?|dropped|fell|low|lower than|less than)\b", words) and not re.search(
+            r"\b(above|over|exceeds?|higher than|more than|high)\b", words):
+        return "down"
+    return "up"
 
 
 def _report(entries: list[dict], skipped: list[Skipped]) -> str:

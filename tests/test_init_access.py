@@ -133,3 +133,19 @@ def test_an_inventory_among_the_material_is_read_and_not_listed(tmp_path, materi
     src = _sources(got.case_dir)
     assert "index.json" not in src and any(s.path == "index.json" for s in got.skipped)
     assert src["checkout.prod.jsonl"]["service"] == "checkout-api"
+
+
+@pytest.mark.parametrize("summary, expr, want", [
+    ("checkout 5xx ratio above 3 %", "", "up"),
+    ("checkout success rate below 99 %", "", "down"),
+    ("", "sum(rate(ok[5m])) / sum(rate(all[5m])) < 0.99", "down"),
+    ("", "histogram_quantile(0.99, x) > 0.8", "up"),
+])
+def test_the_symptom_direction_comes_from_the_alert(summary, expr, want):
+    from datetime import datetime, timezone
+
+    from investigator.init import AlertInfo, _direction
+
+    a = AlertInfo(id="a", rule="r", fired_at=datetime(2026, 4, 29, tzinfo=timezone.utc), text=summary or "r",
+                  environment="prod", service="checkout", expression=expr)
+    assert _direction(a) == want
