@@ -26,9 +26,9 @@ from state.case import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
 from investigator.inventory import lookup, parse_inventory, read_inventory
+from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
 from tools.formats.logs import parse_time
-from tools.formats.records import same_environment
 from tools.profile import default_profile
 
 ENV_LABELS = ("environment", "env", "namespace", "cluster_env", "stage", "tier")
@@ -173,52 +173,6 @@ def _skip_reason(p: Path, text: str) -> str:
     return "no known source kind recognised in the content"
 
 
-def _environment(text: str, sidecar_text: str | None, where: str, alert: AlertInfo, envs: list[str],
-                 listed: str | None = None) -> str:
-    """Where the material states it: the content (`environment:` / `"environment":`), else an inventory,
-    else the path, else `*`."""
-    for t in (text, sidecar_text or ""):
-        stated = re.search(r'^\s*"?(?:environment|env)"?\s*[:=]\s*["\']?([\w-]+)', t, re.M | re.I)
-        if stated and stated.group(1) != "*" and stated.group(1).lower() in envs + [alert.environment.lower()]:
-            return alert.environment if same_environment(stated.group(1), alert.environment) else stated.group(1)
-    if listed:
-        if listed.lower() in _EVERY:
-            return "*"
-        return alert.environment if same_environment(listed, alert.environment) else listed
-    tokens = set(re.split(r"[^a-z0-9]+", where))
-    if any(same_environment(t, alert.environment) for t in tokens if t):
-        return alert.environment
-    return next((e for e in envs if e in tokens), "*")
-
-
-# words export tools put in file names, around the name of what the file is about
-_TOOL_WORDS = frozenset("""helm history release releases argocd argo app application ecs describe services service
-flag flags audit flagsmith unleash launchdarkly events event alembic upgrade flyway info liquibase databasechangelog
-sqitch log logs route53 change changes certificates certificate cert certs cloudtrail kubectl pods pod nodes node
-describe deploy deployment deployments rollout config configs settings metrics metric prom json yaml yml jsonl txt
-csv ndjson export dump ledger pipeline inventory catalog registry ownership teams""".split())
-
-
-def _service_from_name(rel: Path, envs: list[str]) -> str:
-    """What a telemetry or record file is about, from its name: `checkout.prod.jsonl` → `checkout`,
-    `helm-history-checkout-prod.json` → `checkout` (tool words and environment dropped)."""
-    for part in rel.name.split("."):
-        words = [w for w in part.split("-") if w]
-        while words and (words[0].lower() in _TOOL_WORDS or words[0].lower() in envs):
-            words.pop(0)
-        while words and (words[-1].lower() in _TOOL_WORDS or words[-1].lower() in envs or words[-1].isdigit()):
-            words.pop()
-        if not words:
-            continue  # a part made only of tool words: the name may be in the next one
-        name = _POD.sub("", "-".join(words))
-        return name if re.search(r"[a-z]", name) and not re.search(r"[A-Z]{3,}|_", name) else ""
-    return ""
-
-
-# a Kubernetes pod name: `<workload>-<replica-set hash>-<pod suffix>` or `<statefulset>-<ordinal>`
-_POD = re.compile(r"-[a-f0-9]{8,10}-[a-z0-9]{5}$|-[bcdfghjklmnpqrstvwxz2-9]{9,10}-[bcdfghjklmnpqrstvwxz2-9]{5}$")
-
-
 def _front_problems(p: Path, text: str) -> list[CaseError]:
     """Every problem of a Markdown file's front matter (each one line: file, field, expected)."""
     from pydantic import ValidationError
@@ -293,7 +247,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
         for p, text in texts.items():
             got = detected[p]
             if got and got[0] == "catalog":
-                known |= _catalog_names(text)
+                known |= catalog_names(text)
         problems = [e for p, t in texts.items() if detected[p] and detected[p][1] == "markdown"  # type: ignore[index]
                     for e in _front_problems(p, t)]
         if problems:
@@ -319,10 +273,10 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 origin[tmp / dest.with_name(dest.name + ".meta.yaml")] = sidecar
             where = str(rel).lower()
             about = lookup(inv, rel.as_posix())
-            env = _environment(text, sidecar_text, where, alert, envs, about.get("environment"))
-            service = _service(rel, kind, env, known, alert, envs, about.get("service"))
+            env = environment(text, sidecar_text, where, alert.environment, envs, about.get("environment"))
+            service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, about.get("service"))
             if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
-                sidecar_text = _metric_sidecar(p, service, env, envs, about, fmt)
+                sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
                 (tmp / dest.with_name(dest.name + ".meta.yaml")).write_text(sidecar_text)
             metrics |= _metric_names(text, kind, fmt, sidecar_text)
             groups = list(amap.groups_for(rel.as_posix(), (group,)))
@@ -336,10 +290,10 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             used_ids.add(sid)
             entry = {"id": sid, "path": dest.as_posix(), "kind": kind, "format": fmt, "environment": env,
                      "service": service, "groups": groups}
-            if _untrusted(where) or fmt == "chat":  # what people typed in a channel
+            if untrusted(where) or fmt == "chat":  # what people typed in a channel
                 entry["trust"] = "untrusted"
-            if zone := _zone(about.get("timezone")):
-                entry["timezone"] = zone
+            if zone_ := zone(about.get("timezone")):
+                entry["timezone"] = zone_
             entries.append(entry)
         if not entries:
             raise CaseError(str(sources), "<folder>", "at least one file of a known source kind")
@@ -367,20 +321,6 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             for d in reversed(made):
                 with contextlib.suppress(OSError):
                     d.rmdir()
-
-
-_UNTRUSTED_WORDS = ("wiki", "confluence", "kb", "slack", "chat", "scratch", "scratchpad", "discord", "mattermost")
-
-
-def _untrusted(where: str) -> bool:
-    """What people typed in a channel, a scratchpad or a wiki anyone edits (by where it was exported to)."""
-    tokens = set(re.split(r"[^a-z0-9]+", where))
-    return any(w in tokens for w in _UNTRUSTED_WORDS)
-
-
-def _catalog_names(text: str) -> set[str]:
-    return set(re.findall(r"^\s*-?\s*name:\s*[\"']?([\w.-]+)", text, re.M)) | set(
-        re.findall(r'"name"\s*:\s*"([\w.-]+)"', text))
 
 
 def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) -> dict:
@@ -426,48 +366,6 @@ def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) ->
         "initial_evidence": [{"id": "E1", "claim": "symptom", "trust": "unverified", "text": alert.text[:500],
                               "origin": "alert"}],
     }
-
-
-def _metric_sidecar(p: Path, service: str, env: str, envs: list[str], about: dict[str, str], fmt: str) -> str:
-    """A sidecar for a metric export without one: the metric and unit an inventory lists, else (for
-    a bare `ts,value` CSV) the file name's last part that is not the service or an environment
-    (`checkout.prod.latency_p99.csv` → `latency_p99`)."""
-    parts = [x for x in re.sub(r"(\.prom)?\.(csv|json)$", "", p.name).split(".") if x]
-    rest = [x for x in parts if x.lower() not in envs and x.lower() != service.lower()]
-    guessed = _name(rest[-1] if rest else parts[-1] if parts else "value").replace(".", "_")
-    metric = about.get("metric") or (guessed if fmt == "csv" else None)
-    meta = {**({"metric": metric} if metric else {}), **({"service": service} if service != "*" else {}),
-            **({"environment": env} if env != "*" else {}), **({"unit": about["unit"]} if about.get("unit") else {})}
-    return "# Written by `investigator init`: the export came without a sidecar.\n" + yaml.safe_dump(meta, sort_keys=False)
-
-
-_EVERY = frozenset({"all", "any", "*", "various", "multiple", "n/a", "every"})
-
-
-def _service(rel: Path, kind: str, env: str, known: set[str], alert: AlertInfo, envs: list[str],
-             listed: str | None) -> str:
-    """What a file is about: an inventory's word, else the longest catalog name in its path, else the
-    name its file carries; a log or metric of the alert's environment naming nothing is the subject's."""
-    if listed and listed.lower() not in _EVERY:
-        return listed
-    where = str(rel).lower()
-    service = max((s for s in known if s.lower() in where), key=len, default="*")
-    if service == "*" and kind in ("log", "metric", "trace", "change", "config", "kubernetes"):
-        service = _service_from_name(rel, envs) or "*"
-    if service == "*" and kind in ("log", "metric") and env == alert.environment:
-        service = alert.service
-    return service
-
-
-def _zone(text: str | None) -> str | None:
-    """A manifest `timezone` from an inventory's (`UTC` → `Z`, `+08:00`); a named zone has no fixed offset."""
-    if not text:
-        return None
-    t = text.strip()
-    if t.upper() in ("UTC", "Z", "GMT", "ETC/UTC"):
-        return "Z"
-    m = re.fullmatch(r"(?:UTC|GMT)?\s*([+-])(\d{1,2}):?(\d{2})?", t)
-    return f"{m.group(1)}{int(m.group(2)):02d}:{m.group(3) or '00'}" if m else None
 
 
 def _direction(alert: AlertInfo) -> str:
