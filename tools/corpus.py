@@ -337,8 +337,10 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     env = entry.environment
     svc = entry.service
     if fmt in fledgers.PARSERS:
-        tz = flogs.zone(entry.timezone)
-        got, bad = fledgers.PARSERS[fmt](text, svc, env, tz)
+        try:
+            got, bad = fledgers.PARSERS[fmt](text, svc, env, flogs.zone(entry.timezone))
+        except (ValueError, TypeError, AttributeError, KeyError):
+            raise CaseError(str(path), "<document>", f"a `{fmt}` change file as the tool writes it") from None
     elif fmt == "helm":
         got, bad = fchanges.parse_helm(text, svc, env)
     elif fmt == "argocd":

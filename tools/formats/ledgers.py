@@ -172,7 +172,10 @@ def parse_ledger(text: str, service: str, environment: str, tz: timezone | None 
     out: list[Change] = []
     bad: list[Unparsed] = []
     for rec in records(text):
-        got = ledger_change(rec, service, environment, tz)
+        try:
+            got = ledger_change(rec, service, environment, tz)
+        except (ValueError, TypeError):  # a field of a shape no change takes: the record is kept as text
+            got = Unparsed(start=rec.start, end=rec.end, reason="a change record with fields of the usual types")
         (out if isinstance(got, Change) else bad).append(got)  # type: ignore[arg-type]
     return out, bad
 
