@@ -188,6 +188,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         return exc.exit_code
     for s in got.skipped:
         print(f"skipped: {s.path}: {s.reason}")
+    if got.assumed:
+        print(f"environment assumed (stated nowhere): {len(got.assumed)} files, listed in init-report.md")
     out = got.case_dir
     review = "" if args.access else f"; review the access groups in {out / 'sources.yaml'}"
     print(f"{out}: case written and validated ({got.sources} sources, {len(got.skipped)} files skipped, "

@@ -160,6 +160,13 @@ class InitResult(Frozen):
     """How many sources `sources.yaml` lists."""
     skipped: tuple[Skipped, ...] = ()
     """Material files not listed, each with why."""
+    assumed: tuple[str, ...] = ()
+    """Files that state no environment, taken to be from the alert's."""
+
+
+ASSUMED_KINDS = frozenset({"change", "log", "metric", "trace", "kubernetes", "config"})
+"""Kinds whose files, when they state no environment, are taken to be from the alert's (a catalog
+or a document naming none stays `*`: it is about every environment)."""
 
 
 def _skip_reason(p: Path, text: str) -> str:
@@ -230,6 +237,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
     try:
         entries, metrics = [], set()
         skipped: list[Skipped] = []
+        assumed: list[str] = []
         inventory = Path(inventory) if inventory is not None else None
         files = sorted(p for p in sources.rglob("*") if p.is_file() and not p.is_symlink())
         texts = {p: _read_material(p) for p in files}
@@ -274,6 +282,9 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             where = str(rel).lower()
             about = lookup(inv, rel.as_posix())
             env = environment(text, sidecar_text, where, alert.environment, envs, about.get("environment"))
+            if env == "*" and kind in ASSUMED_KINDS:  # exported for this incident, naming no other environment
+                env = alert.environment
+                assumed.append(rel.as_posix())
             service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, about.get("service"))
             if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
                 sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
@@ -304,7 +315,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 "# Review: every source got the default group; narrow where it is restricted.\n")
         (tmp / "sources.yaml").write_text(head + yaml.safe_dump({"format": "investigator/sources@1", "sources": entries},
                                                                  sort_keys=False, allow_unicode=True))
-        (tmp / "init-report.md").write_text(_report(entries, skipped))
+        (tmp / "init-report.md").write_text(_report(entries, skipped, assumed, alert.environment))
         try:
             validate_case(tmp)
         except CaseError as exc:  # name the material file (or the case file to be), not the temporary folder
@@ -313,7 +324,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             shutil.rmtree(out)
         tmp.rename(out)
         done = True
-        return InitResult(case_dir=out, sources=len(entries), skipped=tuple(skipped))
+        return InitResult(case_dir=out, sources=len(entries), skipped=tuple(skipped), assumed=tuple(assumed))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -381,11 +392,14 @@ def _direction(alert: AlertInfo) -> str:
     return "up"
 
 
-def _report(entries: list[dict], skipped: list[Skipped]) -> str:
+def _report(entries: list[dict], skipped: list[Skipped], assumed: list[str], env: str) -> str:
     lines = ["# What `investigator init` made of the material", "",
              f"{len(entries)} sources listed in sources.yaml; {len(skipped)} files skipped.", ""]
     if skipped:
         lines += ["| skipped file | why |", "| --- | --- |", *(f"| `{s.path}` | {s.reason} |" for s in skipped), ""]
+    if assumed:
+        lines += [f"Stating no environment, taken to be from the alert's (`{env}`); correct in sources.yaml "
+                  "where wrong:", "", *(f"- `{a}`" for a in assumed), ""]
     return "\n".join(lines)
 
 

@@ -149,3 +149,11 @@ def test_the_symptom_direction_comes_from_the_alert(summary, expr, want):
     a = AlertInfo(id="a", rule="r", fired_at=datetime(2026, 4, 29, tzinfo=timezone.utc), text=summary or "r",
                   environment="prod", service="checkout", expression=expr)
     assert _direction(a) == want
+
+
+def test_telemetry_stating_no_environment_is_taken_to_be_the_alerts_and_reported(tmp_path, material):
+    (material / "logs" / "payments.log").write_text("2026-04-29T10:40:00Z ERROR payments pool exhausted\n")
+    got = initialise(tmp_path / "alert.json", material, tmp_path / "case")
+    src = _sources(got.case_dir)
+    assert src["payments.log"]["environment"] == "prod" and got.assumed == ("logs/payments.log",)
+    assert "logs/payments.log" in (got.case_dir / "init-report.md").read_text()

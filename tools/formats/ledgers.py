@@ -28,7 +28,7 @@ from state.sources import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
-from tools.formats.records import Rec, first, obj, records, same_environment, scalar
+from tools.formats.records import ENV_FAMILIES, Rec, first, obj, records, same_environment, scalar
 
 FORMATS = ("ledger", "ecs", "cloudtrail", "route53", "certificates", "migrations")
 
@@ -181,9 +181,12 @@ def parse_ledger(text: str, service: str, environment: str, tz: timezone | None 
 
 
 def _strip_env(name: str, environment: str) -> str:
+    """`checkout-prod` → `checkout` (the file's environment, or any usual environment word)."""
+    words = {environment.lower()} | {w for f in ENV_FAMILIES for w in f}
     for sep in ("-", "_", "."):
-        if environment not in ("", "*") and name.lower().endswith(f"{sep}{environment.lower()}"):
-            return name[: -len(environment) - 1]
+        head, _, tail = name.rpartition(sep)
+        if head and tail.lower() in words:
+            return head
     return name
 
 
@@ -196,7 +199,7 @@ def parse_ecs(text: str, service: str, environment: str, tz: timezone | None = N
     for s in doc.array("services") if doc.kind == "object" else []:
         sv = s.value if isinstance(s.value, dict) else {}
         name = as_text(sv.get("serviceName") or "")
-        svc = service if service not in ("", "*") else _strip_env(name, environment) or "*"
+        svc = _strip_env(name, environment) or service or "*"  # what the file says first
         for d in s.array("deployments"):
             v = d.value if isinstance(d.value, dict) else {}
             began = _time(v.get("createdAt"), tz)
@@ -242,7 +245,8 @@ def parse_cloudtrail(text: str, service: str, environment: str, tz: timezone | N
         diffs = _cloudtrail_diffs(v)
         stamp = at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H%M%SZ")
         cid = as_text(v.get("eventID") or "") or f"cloudtrail-{name}-{stamp}"
-        out.append(Change(start=rec.start, end=rec.end, id=cid, type=kind, service=service, target=target or None,
+        out.append(Change(start=rec.start, end=rec.end, id=cid, type=kind, service=target or service,
+                          target=target or None,
                           environment=environment, started_at=at, completed_at=at, config_changes=diffs,
                           summary=f"{as_text(v.get('eventSource'))} {name} {target or ''}".strip()))
     return out, bad
@@ -283,7 +287,7 @@ def parse_route53(text: str, service: str, environment: str, tz: timezone | None
             ident = f"{name}[{rrs.get('SetIdentifier')}]" if rrs.get("SetIdentifier") else name
             diffs.append(ConfigChange(key=ident, from_=None, to=f"{c.get('Action', '')} {rrs.get('Type', '')} "
                                       f"{vals} weight={rrs.get('Weight', '')}".strip()))
-    svc = service if service not in ("", "*") else (names[0].split(".")[0] if names else "*")
+    svc = names[0].split(".")[0] if names else service or "*"  # the record's own name first
     cid = as_text(info.get("Id") or "").rsplit("/", 1)[-1] or f"{svc}@dns-{at.isoformat()}"
     return [Change(start=doc.start, end=doc.end, id=cid, type="dns", service=svc, target=names[0] if names else None,
                    targets=tuple(names), environment=environment, started_at=at, completed_at=at,
@@ -305,9 +309,7 @@ def parse_certificates(text: str, service: str, environment: str, tz: timezone |
 
     def about(cert: dict | None) -> str:
         names = ((cert or {}).get("spec") or {}).get("dnsNames") or []
-        if service not in ("", "*"):
-            return service
-        return as_text(names[0]).split(".")[0] if names else "*"
+        return as_text(names[0]).split(".")[0] if names else service or "*"  # the certificate's own name first
 
     requests = [it for it in items if isinstance(it.value, dict) and it.value.get("kind") == "CertificateRequest"]
     for it in requests:
@@ -323,7 +325,7 @@ def parse_certificates(text: str, service: str, environment: str, tz: timezone |
         issuer = as_text(((v.get("spec") or {}).get("issuerRef") or {}).get("name"))
         dns = ((cert or {}).get("spec") or {}).get("dnsNames") or []
         out.append(Change(start=it.start, end=it.end, id=name, type="certificate", service=about(cert),
-                          target=as_text(dns[0]) if dns else None, environment=environment, started_at=at,
+                          target=as_text(dns[0]) if dns else None, environment=_dns_env(dns, environment), started_at=at,
                           completed_at=at, summary=f"certificate request {name} issued by {issuer}".strip(),
                           config_changes=(ConfigChange(key="issuer", from_=None, to=issuer),) if issuer else ()))
     if not requests:
@@ -340,6 +342,14 @@ def parse_certificates(text: str, service: str, environment: str, tz: timezone |
                               type="certificate", service=about(v), environment=environment, started_at=at,
                               completed_at=at, summary=f"certificate {name} renewed"))
     return out, bad
+
+
+def _dns_env(names: list, environment: str) -> str:
+    """The environment a host name states (`web.prod.example`), when the file's is `*`."""
+    if environment not in ("", "*"):
+        return environment
+    labels = [lab for n in names for lab in as_text(n).lower().split(".")]
+    return next((lab for lab in labels for f in ENV_FAMILIES if lab in f), environment)
 
 
 _ALEMBIC = re.compile(r"Running upgrade (?P<a>\S*) -> (?P<b>[\w]+),?\s*(?P<msg>.*)$", re.M)
