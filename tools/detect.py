@@ -35,12 +35,6 @@ def _json(text: str) -> object | None:
             return None
 
 
-def _native_catalog(data: dict) -> bool:
-    """`services:` entries written the way the `catalog` record is (a `kind`, not a tool's `type`)."""
-    entries = [e for k in ("services", "components") for e in (data.get(k) or []) if isinstance(e, dict)]
-    return bool(entries) and not any("type" in e and "kind" not in e for e in entries)
-
-
 def _records_kind(text: str) -> tuple[str, str] | None:
     """A file of records in a tool's shape: a change history/ledger/audit, or a service registry."""
     if fmt := fledgers.detect(text):
@@ -114,7 +108,7 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
         if fcatalogs.detect(text) == "backstage":
             return "catalog", "backstage"
         if isinstance(data, dict):  # the documented records first: their own fields, nothing guessed
-            if _native_catalog(data):
+            if fcatalogs.native(data):
                 return "catalog", "record"
             if "deployed_version" in data:
                 return "mapping", "record"

@@ -19,6 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import yaml
+
+from state import yamlio
 from state.sources import Catalog, CatalogService
 from state.telemetry import as_text
 from tools.formats.records import Rec, first, obj, records, yaml_documents
@@ -113,11 +116,24 @@ def _registry_records(text: str) -> list[Rec]:
     return [r for r in records(text) if isinstance(r.value, dict) and first(r.value, "name", "service")]
 
 
+def native(data: Any) -> bool:
+    """The documented `catalog` record: `services:`/`components:` entries written with `kind`, not a tool's `type`."""
+    if not isinstance(data, dict):
+        return False
+    entries = [e for k in ("services", "components") for e in (data.get(k) or []) if isinstance(e, dict)]
+    return bool(entries) and not any("type" in e and "kind" not in e for e in entries)
+
+
 def detect(text: str) -> str | None:
-    """`backstage`, `registry` or None."""
+    """`backstage`, `registry` or None (the documented record is not one of these)."""
     head = text.lstrip()[:4000]
     if re.search(r"^apiVersion:\s*backstage\.io/", head, re.M):
         return "backstage"
+    try:
+        if native(yamlio.loads(text)):
+            return None
+    except (ValueError, yaml.YAMLError):
+        pass
     recs = _registry_records(text)
     if len(recs) < 2:
         return None
