@@ -2,8 +2,8 @@
 
 ```yaml
 principal:
-  id: sre-investigator
-  groups: [sre, prod-readers]
+  id: oncall-analyst
+  groups: [sre, prod-access]
   may_request_access: false      # optional, default false
 access:                          # first matching glob wins; paths relative to --sources
   - {glob: "security/*", groups: [secops]}

@@ -83,7 +83,7 @@ def catalog_names(text: str) -> set[str]:
 def metric_sidecar(p: Path, service: str, env: str, envs: list[str], about: dict[str, str], fmt: str) -> str:
     """A sidecar for a metric export without one: the metric and unit an inventory lists, else (for
     a bare `ts,value` CSV) the file name's last part that is not the service or an environment
-    (`checkout.prod.latency_p99.csv` → `latency_p99`)."""
+    (`checkout.prod.p95_ms.csv` → `p95_ms`)."""
     parts = [x for x in re.sub(r"(\.prom)?\.(csv|json)$", "", p.name).split(".") if x]
     rest = [x for x in parts if x.lower() not in envs and x.lower() != service.lower()]
     guessed = _name(rest[-1] if rest else parts[-1] if parts else "value").replace(".", "_")

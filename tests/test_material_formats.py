@@ -114,7 +114,7 @@ def test_migration_histories_are_schema_migrations_of_the_database():
     assert (al.id, al.version_from, al.version_to) == ("orders-db-alembic-d4e5f6", "a1b2c3", "d4e5f6")
     assert al.completed_at == datetime(2026, 4, 29, 10, 15, 9, tzinfo=UTC)
     assert detect(Path("upgrade.txt"), ALEMBIC) == ("change", "migrations")
-    assert detect(Path("flyway-info.json"), FLYWAY) == ("change", "ledger")
+    assert detect(Path("flyway.json"), FLYWAY) == ("change", "ledger")
     assert detect(Path("changelog.json"), LIQUIBASE) == ("change", "ledger")
 
 
