@@ -17,7 +17,8 @@ pager and the access administrator — never the product:
     INVESTIGATOR_INDEX_ROOT=/tmp/raw-index python bench/raw_cases.py \
         --raw ../shared/cases-dev/raw --converted ../shared/cases-dev/converted --out /tmp/raw-init
 
-Init failures are listed with their error and count as cases not run.
+Init failures are listed with their error and count as cases not run. Indexes are kept in
+INVESTIGATOR_INDEX_ROOT (default OUT/_index) between runs.
 """
 
 from __future__ import annotations
@@ -155,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.init_only or not cases:
         return 0 if not failed else 1
     ev = args.out / "_eval"
-    env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+    env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
+           # indexes kept between runs (a case re-initialised from the same material reuses its index)
+           "INVESTIGATOR_INDEX_ROOT": os.environ.get("INVESTIGATOR_INDEX_ROOT", str(args.out.resolve() / "_index"))}
     subprocess.run([python, "-m", "investigator.cli", "eval", *map(str, cases), "--tool", "basic",
                     "--jobs", str(args.jobs), "--out", str(ev)], cwd=ROOT, env=env, check=False)
     data = json.loads((ev / "eval.json").read_text())
