@@ -183,10 +183,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from investigator.init import scaffold
+    from investigator.init import initialise
+    from state.errors import CaseProblems
 
-    out = scaffold(Path(args.alert), Path(args.sources), Path(args.out), group=args.group, force=args.force)
-    print(f"{out}: case written and validated; review the access groups in {out / 'sources.yaml'}")
+    try:
+        got = initialise(Path(args.alert), Path(args.sources), Path(args.out), group=args.group, force=args.force,
+                         access=Path(args.access) if args.access else None,
+                         inventory=Path(args.inventory) if args.inventory else None)
+    except CaseProblems as exc:  # every problem found, one line each
+        for p in exc.problems:
+            _error(str(p))
+        return exc.exit_code
+    for s in got.skipped:
+        print(f"skipped: {s.path}: {s.reason}")
+    if got.assumed:
+        print(f"environment assumed (stated nowhere): {len(got.assumed)} files, listed in init-report.md")
+    out = got.case_dir
+    review = "" if args.access else f"; review the access groups in {out / 'sources.yaml'}"
+    print(f"{out}: case written and validated ({got.sources} sources, {len(got.skipped)} files skipped, "
+          f"see {out / 'init-report.md'}){review}")
     return 0
 
 
@@ -454,6 +469,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--sources", required=True, help="folder of material (logs, metrics, traces, kubectl output, ...)")
     s.add_argument("--out", required=True, help="the case folder to write (must not exist unless --force)")
     s.add_argument("--group", default="sre-oncall", help="default access group for every source")
+    s.add_argument("--access", metavar="MAP", help="access map (YAML): the principal, and path globs -> groups "
+                   "(first match wins; docs/case-format.md §8) (default: none; every source gets --group)")
+    s.add_argument("--inventory", metavar="FILE", help="a list of the material's files with their service, "
+                   "environment, timezone, metric, unit (default: none, or one found among the material)")
     s.add_argument("--force", action="store_true", help="replace an existing folder")
 
     s = command("generate", "write seeded synthetic incident cases with their gold answers", cmd_generate)

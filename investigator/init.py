@@ -23,8 +23,10 @@ import yaml
 
 from state import Frozen, yamlio
 from state.case import read_text_file
-from state.errors import CaseError
+from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
+from investigator.inventory import lookup, parse_inventory, read_inventory
+from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
 from tools.formats.logs import parse_time
 from tools.profile import default_profile
@@ -146,11 +148,76 @@ def _detect(p: Path, text: str) -> tuple[str, str] | None:
         raise CaseError(str(p), "<document>", "content nested less deeply (JSON deeper than can be parsed)") from None
 
 
-def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False) -> Path:
+class Skipped(Frozen):
+    path: str
+    """The material file, relative to the sources folder."""
+    reason: str
+    """Why init did not list it."""
+
+
+class InitResult(Frozen):
+    case_dir: Path
+    """The case folder written (validated)."""
+    sources: int
+    """How many sources `sources.yaml` lists."""
+    skipped: tuple[Skipped, ...] = ()
+    """Material files not listed, each with why."""
+    assumed: tuple[str, ...] = ()
+    """Files that state no environment, taken to be from the alert's."""
+
+
+ASSUMED_KINDS = frozenset({"change", "log", "metric", "trace", "kubernetes", "config"})
+"""Kinds whose files, when they state no environment, are taken to be from the alert's (a catalog
+or a document naming none stays `*`: it is about every environment)."""
+
+
+def _skip_reason(p: Path, text: str) -> str:
+    name = p.name.lower()
+    if name.endswith((".meta.yaml", ".meta.yml")):
+        return "a sidecar (read with the file it describes)"
+    if "\ufffd" in text[:4000]:
+        return "not UTF-8 text"
+    if name.endswith((".md", ".markdown")):
+        return "Markdown without a YAML front matter block (doc_id, title, version, updated_at)"
+    return "no known source kind recognised in the content"
+
+
+def _front_problems(p: Path, text: str) -> list[CaseError]:
+    """Every problem of a Markdown file's front matter (each one line: file, field, expected)."""
+    from pydantic import ValidationError
+
+    from state.sources import FrontMatter
+
+    m = re.match(r"\A---\r?\n(.*?)\r?\n---", text, re.S)
+    if not m:
+        return []
+    front = _yaml_or_none(m.group(1))
+    if not isinstance(front, dict):
+        return [CaseError(str(p), "front matter", "a YAML mapping between '---' lines")]
+    try:
+        FrontMatter.model_validate(front)
+    except ValidationError as exc:
+        known = set(FrontMatter.model_fields)
+        return [CaseError(str(p), "front matter." + ".".join(str(x) if str(x) in known or str(x).isdigit() else "<key>"
+                                                            for x in e["loc"]), e["msg"].removeprefix("Value error, "))
+                for e in exc.errors()]
+    return []
+
+
+def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False,
+             access: Path | None = None, inventory: Path | None = None) -> Path:
     """Write a case folder for the alert and the material; return it (validated)."""
+    return initialise(alert_path, sources, out, group=group, force=force, access=access, inventory=inventory).case_dir
+
+
+def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-oncall", force: bool = False,
+               access: Path | None = None, inventory: Path | None = None) -> InitResult:
+    """Write a case folder for the alert and the material (validated); say what was listed and skipped."""
+    from investigator.access_map import AccessMap, read_access_map
     from investigator.runtime import validate_case
 
     alert = read_alert(alert_path)
+    amap = read_access_map(access) if access is not None else AccessMap()
     sources, out = Path(sources), Path(out)
     if not sources.is_dir():
         raise CaseError(str(sources), "<folder>", "a folder of source files")
@@ -171,20 +238,40 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
     done = False
     try:
         entries, metrics = [], set()
+        skipped: list[Skipped] = []
+        assumed: list[str] = []
+        inventory = Path(inventory) if inventory is not None else None
         files = sorted(p for p in sources.rglob("*") if p.is_file() and not p.is_symlink())
         texts = {p: _read_material(p) for p in files}
+        detected = {p: _detect(p, text) for p, text in texts.items()}
+        inv = read_inventory(inventory, read_text_file(inventory, YAML_BYTES)) if inventory is not None else []
+        for p, text in texts.items():  # an inventory among the material scopes the rest; it is no source
+            if detected[p] is not None and p.suffix.lower() in (".yaml", ".yml", ".json") and (
+                    found := parse_inventory(text)) and sum(bool(lookup(found, f.relative_to(sources).as_posix()))
+                                                           for f in files) * 2 > len(files):
+                inv += found
+                detected[p] = None
+                skipped.append(Skipped(path=p.relative_to(sources).as_posix(),
+                                       reason="an inventory of the material (read to scope the files it lists)"))
         known = {alert.service}
         for p, text in texts.items():
-            got = _detect(p, text)
+            got = detected[p]
             if got and got[0] == "catalog":
-                known |= set(re.findall(r"^\s*-?\s*name:\s*([\w.-]+)", text, re.M))
+                known |= catalog_names(text)
+        problems = [e for p, t in texts.items() if detected[p] and detected[p][1] == "markdown"  # type: ignore[index]
+                    for e in _front_problems(p, t)]
+        if problems:
+            raise CaseProblems(problems)
         used_ids: set[str] = set()
         for p, text in texts.items():
-            got = _detect(p, text)
+            got = detected[p]
+            rel = p.relative_to(sources)
             if got is None:
+                if not p.name.lower().endswith((".meta.yaml", ".meta.yml")) and all(s.path != rel.as_posix()
+                                                                                      for s in skipped):
+                    skipped.append(Skipped(path=rel.as_posix(), reason=_skip_reason(p, text)))
                 continue
             kind, fmt = got
-            rel = p.relative_to(sources)
             dest = Path("sources") / kind / rel
             (tmp / dest).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, tmp / dest)
@@ -194,60 +281,43 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
             if sidecar_text is not None:
                 shutil.copyfile(sidecar, tmp / dest.with_name(dest.name + ".meta.yaml"))
                 origin[tmp / dest.with_name(dest.name + ".meta.yaml")] = sidecar
-            metrics |= _metric_names(text, kind, fmt, sidecar_text)
             where = str(rel).lower()
-            stated = re.search(r'^\s*environment:\s*["\']?([\w-]+)', text, re.M) or (
-                re.search(r'^\s*environment:\s*["\']?([\w-]+)', sidecar_text, re.M) if sidecar_text else None)
-            env = stated.group(1) if stated and stated.group(1) != "*" else (
-                alert.environment if alert.environment.lower() in where else next(
-                    (e for e in envs if re.search(rf"(?<![a-z]){re.escape(e)}(?![a-z])", where)), "*"))
-            service = max((s for s in known if s.lower() in where), key=len, default="*")
-            if service == "*" and kind in ("log", "metric") and env == alert.environment:
-                service = alert.service
-            groups = [group]
+            about = lookup(inv, rel.as_posix())
+            env = environment(text, sidecar_text, where, alert.environment, envs, about.get("environment"))
+            if env == "*" and kind in ASSUMED_KINDS:  # exported for this incident, naming no other environment
+                env = alert.environment
+                assumed.append(rel.as_posix())
+            service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, about.get("service"))
+            if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
+                sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
+                (tmp / dest.with_name(dest.name + ".meta.yaml")).write_text(sidecar_text)
+            metrics |= _metric_names(text, kind, fmt, sidecar_text)
+            groups = list(amap.groups_for(rel.as_posix(), (group,)))
             m = re.match(r"\A---\r?\n(.*?)\r?\n---", text, re.S)
             front = _yaml_or_none(m.group(1)) if m else None
-            if isinstance(front, dict) and isinstance(front.get("groups"), list) and front["groups"]:
+            if access is None and isinstance(front, dict) and isinstance(front.get("groups"), list) and front["groups"]:
                 groups = [str(g) for g in front["groups"]]
             sid = _name(rel.with_suffix("").as_posix().replace("/", "-"))
             while sid in used_ids:
                 sid += "-2"
             used_ids.add(sid)
-            entries.append({"id": sid, "path": dest.as_posix(), "kind": kind, "format": fmt, "environment": env,
-                            "service": service, "groups": groups})
+            entry = {"id": sid, "path": dest.as_posix(), "kind": kind, "format": fmt, "environment": env,
+                     "service": service, "groups": groups}
+            if untrusted(where) or fmt == "chat":  # what people typed in a channel
+                entry["trust"] = "untrusted"
+            if zone_ := zone(about.get("timezone")):
+                entry["timezone"] = zone_
+            entries.append(entry)
         if not entries:
             raise CaseError(str(sources), "<folder>", "at least one file of a known source kind")
-        expr_metrics = [m for m in re.findall(r"[A-Za-z_:][\w:]*", alert.expression) if m in metrics]
-        symptom = {"id": "symptom", "kind": "symptom", "statement": f"{alert.service} in {alert.environment} shows the "
-                   f"alerted departure from its baseline ({alert.rule}).", "direction": "up"}
-        if expr_metrics:
-            symptom.update(signal="metric", metric=expr_metrics[0])
-        start = alert.fired_at - timedelta(minutes=10)
-        end = alert.ends_at if alert.ends_at and alert.ends_at > start else start + timedelta(minutes=25)
-        case = {
-            "format": "investigator/case@1", "id": alert.id,
-            "title": f"{alert.environment}/{alert.service}: {alert.rule}",
-            "alert": {"id": alert.id, "rule": alert.rule, "fired_at": alert.fired_at.isoformat(), "text": alert.text,
-                      "labels": alert.labels},
-            "question": f"Why did {alert.rule} fire for {alert.environment}/{alert.service} at "
-                        f"{alert.fired_at.isoformat()}, and what caused it?",
-            "subject": f"{alert.environment}/{alert.service}",
-            "window": {"start": start.isoformat(), "end": end.isoformat(), "change_lookback": "30m", "baseline": "60m"},
-            "principal": {"id": "oncall", "groups": [group], "may_request_access": False},
-            "budgets": {"rounds": 30, "reads": 100, "reads_per_round": 4},
-            "required_claims": [
-                symptom,
-                {"id": "change_in_window", "kind": "change_in_window",
-                 "statement": f"A change to {alert.service} took effect shortly before or during the window."},
-                {"id": "causal_attribution", "kind": "causal_chain",
-                 "statement": f"The departure of {alert.service} is traced along stated relations to its root and cause."},
-            ],
-        }
+        case = _case_yaml(alert, metrics, amap, group)
         (tmp / "case.yaml").write_text("# Written by `investigator init`: review access groups before running.\n"
                                        + yaml.safe_dump(case, sort_keys=False, allow_unicode=True))
-        (tmp / "sources.yaml").write_text("# Review: every source got the default group; narrow where it is restricted.\n"
-                                          + yaml.safe_dump({"format": "investigator/sources@1", "sources": entries},
-                                                           sort_keys=False, allow_unicode=True))
+        head = ("# Groups from the access map given to init.\n" if access is not None else
+                "# Review: every source got the default group; narrow where it is restricted.\n")
+        (tmp / "sources.yaml").write_text(head + yaml.safe_dump({"format": "investigator/sources@1", "sources": entries},
+                                                                 sort_keys=False, allow_unicode=True))
+        (tmp / "init-report.md").write_text(_report(entries, skipped, assumed, alert.environment))
         try:
             validate_case(tmp)
         except CaseError as exc:  # name the material file (or the case file to be), not the temporary folder
@@ -256,7 +326,7 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
             shutil.rmtree(out)
         tmp.rename(out)
         done = True
-        return out
+        return InitResult(case_dir=out, sources=len(entries), skipped=tuple(skipped), assumed=tuple(assumed))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -264,6 +334,75 @@ def scaffold(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-on
             for d in reversed(made):
                 with contextlib.suppress(OSError):
                     d.rmdir()
+
+
+def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) -> dict:
+    """case.yaml: window, principal, budgets and the standard claims (docs/case-format.md §8)."""
+    from investigator.access_map import AccessMap
+
+    assert isinstance(amap, AccessMap)
+    expr_metrics = [m for m in re.findall(r"[A-Za-z_:][\w:]*", alert.expression) if m in metrics]
+    symptom: dict = {"id": "symptom", "kind": "symptom", "statement": f"{alert.service} in {alert.environment} shows "
+                     f"the alerted departure from its baseline ({alert.rule}).", "direction": _direction(alert)}
+    if expr_metrics:
+        symptom.update(signal="metric", metric=expr_metrics[0])
+    start = alert.fired_at - timedelta(minutes=10)
+    end = alert.ends_at if alert.ends_at and alert.ends_at > start else start + timedelta(minutes=40)
+    who = amap.principal
+    principal = ({"id": who.id, "groups": list(who.groups), "may_request_access": who.may_request_access} if who
+                 else {"id": "oncall", "groups": [group], "may_request_access": False})
+    own_deploy = f"h_{_name(alert.service).replace('.', '_')}_deployment"
+    return {
+        "format": "investigator/case@1", "id": alert.id,
+        "title": f"{alert.environment}/{alert.service}: {alert.rule}",
+        "alert": {"id": alert.id, "rule": alert.rule, "fired_at": alert.fired_at.isoformat(), "text": alert.text,
+                  "labels": alert.labels},
+        "question": f"Why did {alert.rule} fire for {alert.environment}/{alert.service} at "
+                    f"{alert.fired_at.isoformat()}{f' ({alert.text[:300]})' if alert.text != alert.rule else ''}, "
+                    f"and what caused it?",
+        "subject": f"{alert.environment}/{alert.service}",
+        "window": {"start": start.isoformat(), "end": end.isoformat(), "change_lookback": "60m", "baseline": "30m"},
+        "principal": principal,
+        "budgets": {"rounds": 30, "reads": 100, "reads_per_round": 4},
+        "hypotheses": [{"id": own_deploy, "statement": f"A deployment of {alert.service} shortly before or during "
+                        f"the window caused the alerted departure.",
+                        "blames": {"entity": alert.service, "types": ["deployment"]}}],
+        "required_claims": [
+            symptom,
+            {"id": "change_in_window", "kind": "change_in_window",
+             "statement": f"A change to {alert.service} took effect shortly before or during the window."},
+            {"id": "counter_evidence", "kind": "counter_evidence", "hypothesis": own_deploy,
+             "statement": f"The competing explanation that {alert.service}'s own deployment caused it was tested."},
+            {"id": "causal_attribution", "kind": "causal_chain",
+             "statement": f"The departure of {alert.service} is traced along stated relations to its root and cause."},
+        ],
+        "initial_evidence": [{"id": "E1", "claim": "symptom", "trust": "unverified", "text": alert.text[:500],
+                              "origin": "alert"}],
+    }
+
+
+def _direction(alert: AlertInfo) -> str:
+    """`down` when the alert's expression or words say the signal fell below a floor (availability,
+    throughput, success rate), else `up`."""
+    expr = alert.expression.replace(" ", "")
+    if re.search(r"<=?[\d.]", expr) and not re.search(r">=?[\d.]", expr):
+        return "down"
+    words = f"{alert.rule} {alert.text}".lower()
+    if re.search(r"\b(below|under|drops?|dropped|fell|low|lower than|less than)\b", words) and not re.search(
+            r"\b(above|over|exceeds?|higher than|more than|high)\b", words):
+        return "down"
+    return "up"
+
+
+def _report(entries: list[dict], skipped: list[Skipped], assumed: list[str], env: str) -> str:
+    lines = ["# What `investigator init` made of the material", "",
+             f"{len(entries)} sources listed in sources.yaml; {len(skipped)} files skipped.", ""]
+    if skipped:
+        lines += ["| skipped file | why |", "| --- | --- |", *(f"| `{s.path}` | {s.reason} |" for s in skipped), ""]
+    if assumed:
+        lines += [f"Stating no environment, taken to be from the alert's (`{env}`); correct in sources.yaml "
+                  "where wrong:", "", *(f"- `{a}`" for a in assumed), ""]
+    return "\n".join(lines)
 
 
 def _shown(file: Path, tmp: Path, out: Path, origin: dict[Path, Path]) -> str:

@@ -2,6 +2,7 @@
 
     InvestigatorError
     ├── CaseError                 the user fixes a case folder (file, field, expectation)
+    │   └── CaseProblems          several of them at once (init's front-matter check)
     ├── ConfigError               the user fixes an option or a store URL
     ├── SourceError               something about reading one source
     │   ├── SourceDenied          the principal may not read it: never retried
@@ -34,6 +35,17 @@ class CaseError(InvestigatorError):
     def __init__(self, file: str, field: str, expected: str) -> None:
         self.file, self.field, self.expected = file, field, expected
         super().__init__(f"{file}: {field}: {expected}")
+
+
+class CaseProblems(CaseError):
+    """Several case problems found in one pass, so they can be fixed at once (the first is the message)."""
+
+    def __init__(self, problems: list[CaseError]) -> None:
+        self.problems = tuple(problems)
+        first = problems[0]
+        super().__init__(first.file, first.field, first.expected)
+        if len(problems) > 1:
+            self.add_note(f"(and {len(problems) - 1} more)")
 
 
 class ConfigError(InvestigatorError):

@@ -9,6 +9,7 @@ parsed into the values of `state.telemetry`.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -23,14 +24,15 @@ PROSE_KINDS: frozenset[str] = frozenset({"runbook", "postmortem", "doc", "note"}
 RECORD_KINDS: frozenset[str] = frozenset({"change", "config", "mapping", "ownership", "catalog"})
 TELEMETRY_KINDS: frozenset[str] = frozenset({"log", "trace", "metric", "kubernetes"})
 FORMATS: dict[str, tuple[str, ...]] = {
-    "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown",),
+    "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown", "chat"),
     "log": ("plain", "logfmt", "json", "syslog"),
     "trace": ("otlp", "jaeger"),
     "metric": ("csv", "prometheus"),
     "kubernetes": ("events", "pods", "pods-wide", "describe"),
-    "change": ("record", "helm", "argocd", "rollout", "flags"),
+    "change": ("record", "helm", "argocd", "rollout", "flags", "ledger", "ecs", "cloudtrail", "route53", "certificates",
+               "migrations"),
     "config": ("record", "yaml", "json", "env", "properties", "configmap"),
-    "mapping": ("record",), "ownership": ("record",), "catalog": ("record",),
+    "mapping": ("record",), "ownership": ("record",), "catalog": ("record", "backstage", "registry"),
 }
 """Formats each kind accepts; `auto` (the default) detects one from the content."""
 DocStatus = Literal["current", "historical", "retired", "superseded"]
@@ -139,7 +141,24 @@ class FrontMatter(Frozen):
     @field_validator("applies_to_versions", mode="before")
     @classmethod
     def _versions(cls, value: object) -> object:
+        if isinstance(value, str):
+            return version_globs(value)
         return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def version_globs(text: str) -> tuple[str, ...]:
+    """Versions written as one string, as globs: `7.x (note)` → `7.*`; a lower bound `>=8.2.0` →
+    `8.2.*` … `8.40.*`, `9.*` … `28.*` (the next 20 majors); a list `1.x, 2.x` → each; else as is."""
+    out: list[str] = []
+    for part in re.split(r"\s*[,;|]\s*|\s+or\s+", text.strip()):
+        part = re.sub(r"\s*\(.*?\)\s*$", "", part).strip()
+        if m := re.fullmatch(r">=?\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)?", part):
+            major, minor = int(m.group(1)), int(m.group(2) or 0)
+            first = [f"{major}.{n}.*" for n in range(minor, minor + 40)] if minor else [f"{major}.*"]
+            out += first + [f"{n}.*" for n in range(major + 1, major + 21)]
+        elif part:
+            out.append(re.sub(r"(?<=\.)[xX](?=$|\.)", "*", part))
+    return tuple(out)
 
 
 class ConfigChange(Frozen):

@@ -32,9 +32,12 @@ from state.sources import (
 from state.telemetry import (
     Change, ConfigSetting, K8sEvent, LogEvent, PodPlacement, Series, TraceSpan, Unparsed,
 )
+from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
+from tools.formats import chat as fchat
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
+from tools.formats import ledgers as fledgers
 from tools.formats import logs as flogs
 from tools.formats import metrics as fmetrics
 from tools.formats import traces as ftraces
@@ -274,6 +277,11 @@ def _validated(path: Path, model: type[Frozen], data: object) -> Any:
 
 
 def _prose(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    if entry.format == "chat" or (entry.format == "auto" and fchat.detect(text)):
+        chat = fchat.front_matter(text, entry.id, entry.service, entry.environment, content_hash(text))
+        if chat is None:
+            raise CaseError(str(path), "<document>", "a chat export with dated messages (`ts`, `text`, `user`)")
+        return {"front": chat, "body_start": 0, "version": chat.version, "format": "chat"}
     m = _FRONT.match(text)
     if not m:
         raise CaseError(str(path), "front matter", "a YAML front matter block between '---' lines at the top")
@@ -341,7 +349,12 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
                 "changes": (fchanges.from_record(record, s, e),)}
     env = entry.environment
     svc = entry.service
-    if fmt == "helm":
+    if fmt in fledgers.PARSERS:
+        try:
+            got, bad = fledgers.PARSERS[fmt](text, svc, env, flogs.zone(entry.timezone))
+        except (ValueError, TypeError, AttributeError, KeyError):
+            raise CaseError(str(path), "<document>", f"a `{fmt}` change file as the tool writes it") from None
+    elif fmt == "helm":
         got, bad = fchanges.parse_helm(text, svc, env)
     elif fmt == "argocd":
         got, bad = fchanges.parse_argocd(text, svc, env)
@@ -386,12 +399,20 @@ def _yaml_record(model: type[Frozen]):  # noqa: ANN202
     return parse
 
 
+def _catalog(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
+    fmt = entry.format if entry.format != "auto" else (fcatalogs.detect(text) or "record")
+    if fmt == "record":
+        return _yaml_record(Catalog)(path, entry, text, ctx)
+    catalog, _spans = fcatalogs.parse(text, fmt)
+    return {"format": fmt, "record": catalog}
+
+
 _PARSERS = {
     **{k: _prose for k in PROSE_KINDS},
     "log": _log, "trace": _trace, "metric": _metric, "kubernetes": _kubernetes,
     "change": _change, "config": _config,
     "mapping": _yaml_record(DeploymentMapping), "ownership": _yaml_record(OwnershipRecord),
-    "catalog": _yaml_record(Catalog),
+    "catalog": _catalog,
 }
 
 

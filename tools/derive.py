@@ -24,6 +24,7 @@ from state.span import Span
 from state.telemetry import SEVERITY_RANK, LogEvent, Series, TraceSpan
 from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
+from tools.formats import catalogs as fcatalogs
 from tools.formats.k8s import rollout_of, workload_of_pod
 from tools.signals import DAY, Range, burst_verdict, bucketed, percentile, series_verdict
 
@@ -368,9 +369,13 @@ def catalog_relations(doc: SourceDoc, reg: Registry) -> list:
     cat = doc.record
     if not isinstance(cat, Catalog):
         return []
-    root = yamlio.spans(doc.text)
-    nodes = root.get("services").items() if root is not None and root.get("services") is not None else []
-    comp_nodes = root.get("components").items() if root is not None and root.get("components") is not None else []
+    if doc.format in fcatalogs.FORMATS:  # a tool's own shape: the parser knows each entry's offsets
+        nodes: list = [yamlio.Node(None, s, e) for s, e in fcatalogs.parse(doc.text, doc.format)[1]]
+        comp_nodes: list = []
+    else:
+        root = yamlio.spans(doc.text)
+        nodes = root.get("services").items() if root is not None and root.get("services") is not None else []
+        comp_nodes = root.get("components").items() if root is not None and root.get("components") is not None else []
     out: list = []
     for svc, node in zip(cat.services, nodes):
         at = span(doc, node.start, node.end)

@@ -11,9 +11,12 @@ import re
 from pathlib import Path
 
 from state import yamlio
+from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
+from tools.formats import chat as fchat
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
+from tools.formats import ledgers as fledgers
 from tools.formats import logs as flogs
 
 PROSE_WORDS = (("postmortem", "postmortem"), ("post-mortem", "postmortem"), ("incident-review", "postmortem"),
@@ -30,6 +33,15 @@ def _json(text: str) -> object | None:
             return json.loads(first)
         except ValueError:
             return None
+
+
+def _records_kind(text: str) -> tuple[str, str] | None:
+    """A file of records in a tool's shape: a change history/ledger/audit, or a service registry."""
+    if fmt := fledgers.detect(text):
+        return "change", fmt
+    if fmt := fcatalogs.detect(text):
+        return "catalog", fmt
+    return None
 
 
 def detect(path: Path, text: str) -> tuple[str, str] | None:
@@ -51,12 +63,16 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
     if head.startswith(("{", "[")):
         data = _json(text)
         blob = head
+        if fchat.detect(text):
+            return "note", "chat"
         if "resourceSpans" in blob:
             return "trace", "otlp"
         if '"spans"' in blob and '"traceID"' in blob:
             return "trace", "jaeger"
         if isinstance(data, dict) and isinstance(data.get("data"), dict) and "result" in data["data"]:
             return "metric", "prometheus"
+        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs"):
+            return "change", fmt
         if "involvedObject" in blob or '"reason"' in blob and '"Event' in blob:
             return "kubernetes", "events"
         if '"nodeName"' in blob or '"PodList"' in blob:
@@ -66,11 +82,15 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
         fmt = fchanges.detect(text)
         if fmt in ("argocd", "helm"):
             return "change", fmt
-        if '"flag"' in blob:
+        if re.search(r'"flag"\s*:', blob):  # a toggle names its flag (a `"kind": "flag"` audit entry is a ledger)
             return "change", "flags"
+        if got := _records_kind(text):
+            return got
         if flogs.detect(text) == "json" and any(k in blob for k in ('"level"', '"severity"', '"msg"', '"message"')):
             return "log", "json"
         return "config", "json"
+    if (fmt := fledgers.detect(text)) == "migrations":
+        return "change", fmt
     first = head.split("\n", 1)[0]
     if re.match(r"^(deployment\.apps|deployment|deploy)/", head) or first.startswith("REVISION"):
         return "change", "rollout"
@@ -83,22 +103,28 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             data = yamlio.loads(text)
         except Exception:  # noqa: BLE001 - not YAML: fall through to logs
             data = None
-        if isinstance(data, list):
-            return ("change", "flags") if data and isinstance(data[0], dict) and (
-                "flag" in data[0] or "key" in data[0]) else ("config", "yaml")
-        if isinstance(data, dict):
-            if "services" in data or "components" in data:
+        if isinstance(data, list) and data and isinstance(data[0], dict) and ("flag" in data[0] or "key" in data[0]):
+            return "change", "flags"
+        if fcatalogs.detect(text) == "backstage":
+            return "catalog", "backstage"
+        if isinstance(data, dict):  # the documented records first: their own fields, nothing guessed
+            if fcatalogs.native(data):
                 return "catalog", "record"
             if "deployed_version" in data:
                 return "mapping", "record"
             if "verifications" in data:
                 return "ownership", "record"
-            if {"id", "type", "started_at"} <= set(data):
+            if {"id", "type", "started_at"} <= set(data) and "service" in data:
                 return "change", "record"
             if data.get("kind") == "ConfigMap":
                 return "config", "configmap"
             if "settings" in data and "service" in data:
                 return "config", "record"
+        if got := _records_kind(text):
+            return got
+        if isinstance(data, dict) and ("services" in data or "components" in data):
+            return "catalog", "record"
+        if isinstance(data, (list, dict)):
             return "config", "yaml"
     fmt = flogs.detect(text)
     lines = [ln for ln in text.splitlines() if ln.strip()][:20]

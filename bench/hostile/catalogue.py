@@ -6,7 +6,8 @@ sandbox two folders deep (`<root>/a/b/work/case`, the CLI runs in `work/`), appl
 CLI in this process. The outcome is one of:
 
 - refused: exit 2 (or 3 for an unknown run), one `error:` line naming the file and the field
-  (or the argument / environment variable) and what was expected;
+  (or the argument / environment variable) and what was expected — or several such lines when
+  every problem is reported at once (init's front-matter check);
 - refused-unclear: a non-zero exit whose message is not that one line;
 - traceback: an exception escaped `main()`;
 - hung: still running after `TIMEOUT` seconds (stopped by an alarm);
@@ -607,6 +608,8 @@ def clean(stderr: str) -> bool:
         return False
     if len(lines) == 1:
         return bool(ONE_LINE.match(lines[0]) or ARG_LINE.match(lines[0]) or NO_RUN.match(lines[0]))
+    if all(ONE_LINE.match(line) for line in lines):  # several problems found at once (init's front matter), a line each
+        return True
     # argparse: its usage (which may wrap) and one error line naming the argument
     return lines[0].startswith("usage:") and bool(ARGPARSE.search(lines[-1]))
 

@@ -1,0 +1,284 @@
+"""Formats material arrives in as tools export it: ledgers, vendor records, audits, migration
+histories, ECS, CloudTrail, Route 53, cert-manager, Backstage and registry catalogs.
+
+Each sample is shaped like the real tool's output; each change keeps the offsets of the text
+that states it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tools.detect import detect
+from tools.formats import catalogs, ledgers
+
+UTC = timezone.utc
+
+
+def _cites(text: str, ch) -> None:  # noqa: ANN001
+    assert 0 <= ch.start < ch.end <= len(text)
+    assert text[ch.start:ch.end].strip()
+
+
+LEDGER = """# prod change ledger (UTC)
+export_scope: every pipeline change to prod
+entries:
+  - id: PL-101
+    service: checkout
+    type: release
+    started_at: 2026-04-29T10:20:00Z
+    completed_at: 2026-04-29T10:31:00Z
+    summary: "checkout 4.18.2 -> 4.19.0"
+  - id: PL-102
+    service: payments
+    type: config-only
+    started_at: 2026-04-29T10:40:00Z
+    summary: "raise pool size"
+"""
+
+
+def test_a_ledger_gives_one_change_per_entry_with_its_own_id_service_and_versions():
+    changes, bad = ledgers.parse_ledger(LEDGER, "*", "prod")
+    assert not bad and [c.id for c in changes] == ["PL-101", "PL-102"]
+    first = changes[0]
+    assert (first.service, first.type, first.environment) == ("checkout", "release", "prod")
+    assert (first.version_from, first.version_to) == ("4.18.2", "4.19.0")
+    assert first.completed_at == datetime(2026, 4, 29, 10, 31, tzinfo=UTC)
+    assert "PL-101" in LEDGER[first.start:first.end] and "PL-102" not in LEDGER[first.start:first.end]
+    assert detect(Path("ledger.yaml"), LEDGER) == ("change", "ledger")
+
+
+PUSH = """# settings push record
+push_id: CFG-PUSH-7
+system: settingsd
+environment: production
+target_group: cache-tier2
+targets:
+  - sessions-cache
+submitted_at: 2026-04-29T10:02:00Z
+applied_at: 2026-04-29T10:05:00Z
+changes:
+  maxmemory: {from: 24gb, to: 12gb}
+"""
+
+
+def test_a_config_push_record_in_a_tools_shape_is_a_config_push_of_its_target():
+    changes, _ = ledgers.parse_ledger(PUSH, "*", "prod")
+    (c,) = changes
+    assert (c.id, c.type, c.service, c.environment) == ("CFG-PUSH-7", "config_push", "sessions-cache", "prod")
+    assert [(x.key, x.from_, x.to) for x in c.config_changes] == [("maxmemory", "24gb", "12gb")]
+    assert c.started_at == datetime(2026, 4, 29, 10, 2, tzinfo=UTC)
+    assert detect(Path("CFG-PUSH-7.yaml"), PUSH) == ("change", "ledger")
+
+
+UNLEASH = json.dumps({"events": [
+    {"id": 9001, "type": "feature-environment-enabled", "createdBy": "a.b", "createdAt": "2026-04-29T10:10:00.000Z",
+     "featureName": "new_pricing", "environment": "Production", "project": "pricing"}]}, indent=2)
+FLAGSMITH = json.dumps({"count": 1, "results": [
+    {"id": 4711, "created_date": "2026-04-29T10:11:00.5+00:00", "log": "Flag state updated for feature: fast_path",
+     "environment": {"name": "production"}, "project": {"name": "search"}}]}, indent=2)
+
+
+def test_vendor_flag_audits_are_feature_flag_changes():
+    (u,), _ = ledgers.parse_ledger(UNLEASH, "*", "prod")
+    assert (u.id, u.type, u.service, u.environment, u.flag.name, u.flag.to) == (
+        "9001", "feature_flag", "pricing", "prod", "new_pricing", "true")
+    (f,), _ = ledgers.parse_ledger(FLAGSMITH, "*", "prod")
+    assert (f.id, f.service, f.environment, f.flag.name) == ("4711", "search", "prod", "fast_path")
+    _cites(UNLEASH, u)
+
+
+FLYWAY = json.dumps({"schemaVersion": "12", "database": "orders", "flywayVersion": "10.15.2", "migrations": [
+    {"category": "Versioned", "version": "11", "description": "add index", "type": "SQL",
+     "installedOnUTC": "2026-04-20T02:00:00.000Z", "state": "Success", "executionTime": 120},
+    {"category": "Versioned", "version": "12", "description": "drop column", "type": "SQL",
+     "installedOnUTC": "2026-04-29T10:15:00.000Z", "state": "Success", "executionTime": 3000}]}, indent=2)
+LIQUIBASE = json.dumps([{"ID": "20260429-1", "AUTHOR": "a.b", "FILENAME": "db/changelog/1.yaml",
+                         "DATEEXECUTED": "2026-04-29 10:15:00", "ORDEREXECUTED": 7, "EXECTYPE": "EXECUTED",
+                         "MD5SUM": "9:abc", "DESCRIPTION": "sql", "DEPLOYMENT_ID": "123"}], indent=2)
+ALEMBIC = ("2026-04-29T10:15:00.100Z INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
+           "2026-04-29T10:15:01.000Z INFO  [alembic.runtime.migration] Running upgrade a1b2c3 -> d4e5f6, add trigger\n"
+           "2026-04-29T10:15:09.000Z INFO  [alembic.runtime.migration] upgrade d4e5f6 done\n")
+
+
+def test_migration_histories_are_schema_migrations_of_the_database():
+    got, _ = ledgers.parse_ledger(FLYWAY, "orders-db", "prod")
+    assert [c.id for c in got] == ["orders-db-flyway-V11", "orders-db-flyway-V12"]
+    assert {c.type for c in got} == {"schema_migration"} and got[1].service == "orders-db"
+    assert (got[1].started_at, got[1].completed_at) == (datetime(2026, 4, 29, 10, 14, 57, tzinfo=UTC),
+                                                        datetime(2026, 4, 29, 10, 15, tzinfo=UTC)), "installedOn − executionTime"
+    (lq,), _ = ledgers.parse_ledger(LIQUIBASE, "orders-db", "prod")
+    assert lq.id == "orders-db-liquibase-20260429-1" and lq.started_at == datetime(2026, 4, 29, 10, 15, tzinfo=UTC)
+    (al,), _ = ledgers.parse_migrations(ALEMBIC, "orders-db", "prod")
+    assert (al.id, al.version_from, al.version_to) == ("orders-db-alembic-d4e5f6", "a1b2c3", "d4e5f6")
+    assert al.completed_at == datetime(2026, 4, 29, 10, 15, 9, tzinfo=UTC)
+    assert detect(Path("upgrade.txt"), ALEMBIC) == ("change", "migrations")
+    assert detect(Path("flyway.json"), FLYWAY) == ("change", "ledger")
+    assert detect(Path("changelog.json"), LIQUIBASE) == ("change", "ledger")
+
+
+ECS = json.dumps({"services": [{"serviceName": "checkout-prod", "deployments": [
+    {"id": "ecs-svc/1234567890", "status": "PRIMARY", "taskDefinition":
+     "arn:aws:ecs:eu-west-1:1:task-definition/checkout-prod:83", "createdAt": "2026-04-29T10:20:00.1+00:00",
+     "updatedAt": "2026-04-29T10:31:00.2+00:00", "rolloutState": "COMPLETED"}], "events": []}], "failures": []},
+    indent=2)
+
+
+def test_ecs_describe_services_gives_each_deployment():
+    (c,), _ = ledgers.parse_ecs(ECS, "*", "prod")
+    assert (c.id, c.type, c.service, c.version_to) == ("1234567890", "deployment", "checkout", "83")
+    assert c.completed_at is not None and c.completed_at > c.started_at
+    assert detect(Path("ecs.json"), ECS) == ("change", "ecs")
+
+
+CLOUDTRAIL = json.dumps({"Records": [
+    {"eventVersion": "1.09", "eventTime": "2026-04-29T09:00:00Z", "eventSource": "elasticloadbalancing.amazonaws.com",
+     "eventName": "DescribeListeners", "requestParameters": {}},
+    {"eventVersion": "1.09", "eventTime": "2026-04-29T10:02:39Z", "eventSource": "elasticloadbalancing.amazonaws.com",
+     "eventName": "ModifyListener", "requestParameters": {
+         "listenerArn": "arn:aws:elasticloadbalancing:eu-west-1:1:listener/app/web-lb/abc/def", "sslPolicy": "P2"},
+     "responseElements": {"listeners": [{"sslPolicy": "P2", "previousSslPolicy": "P1"}]}}]}, indent=2)
+
+
+def test_cloudtrail_keeps_calls_that_change_something():
+    (c,), _ = ledgers.parse_cloudtrail(CLOUDTRAIL, "web", "prod")
+    assert c.id == "cloudtrail-ModifyListener-2026-04-29T100239Z" and c.type == "certificate"
+    assert c.target == "web-lb" and [(x.key, x.from_, x.to) for x in c.config_changes] == [("sslPolicy", "P1", "P2")]
+    assert detect(Path("trail.json"), CLOUDTRAIL) == ("change", "cloudtrail")
+
+
+ROUTE53 = json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T10:00:00Z",
+                                     "Comment": "shift traffic"},
+                      "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
+                          "Name": "payments.internal.example.", "Type": "CNAME", "SetIdentifier": "blue", "Weight": 50,
+                          "TTL": 30, "ResourceRecords": [{"Value": "lb-1.example"}]}}]}}, indent=2)
+
+
+def test_a_route53_change_is_a_dns_change_of_the_record_name():
+    (c,), _ = ledgers.parse_route53(ROUTE53, "*", "prod")
+    assert (c.id, c.type, c.service, c.target) == ("C0ABC", "dns", "payments", "payments.internal.example")
+    assert detect(Path("r53.json"), ROUTE53) == ("change", "route53")
+
+
+CERTS = json.dumps({"apiVersion": "v1", "items": [
+    {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "web-tls", "namespace": "web"},
+     "spec": {"dnsNames": ["web.prod.example"], "secretName": "web-tls"},
+     "status": {"notBefore": "2026-04-29T10:00:00Z", "revision": 3}},
+    {"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
+     "metadata": {"name": "web-tls-3", "creationTimestamp": "2026-04-29T09:59:58Z"},
+     "spec": {"issuerRef": {"kind": "ClusterIssuer", "name": "new-ca"}}}]}, indent=2)
+
+
+def test_cert_manager_requests_are_certificate_changes_of_the_named_host():
+    (c,), _ = ledgers.parse_certificates(CERTS, "*", "prod")
+    assert (c.id, c.type, c.service, c.target) == ("web-tls-3", "certificate", "web", "web.prod.example")
+    assert detect(Path("certs.json"), CERTS) == ("change", "certificates")
+
+
+BACKSTAGE = """apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata:
+  name: checkout
+spec:
+  type: service
+  owner: team-a
+  dependsOn:
+  - component:payments
+  - resource:orders-db
+---
+apiVersion: backstage.io/v1alpha1
+kind: Resource
+metadata:
+  name: orders-db
+spec:
+  type: database
+  owner: team-b
+"""
+REGISTRY = json.dumps({"generated_at": "2026-04-29T00:00:00Z", "services": [
+    {"name": "checkout", "type": "svc", "depends_on": ["payments", "sessions-cache"]},
+    {"name": "sessions-cache", "type": "redis", "depends_on": []}]}, indent=2)
+
+
+def test_backstage_and_registry_catalogs_become_the_catalog_with_entry_offsets():
+    cat, spans = catalogs.parse(BACKSTAGE, "backstage")
+    assert [(s.name, s.kind, s.depends_on) for s in cat.services] == [
+        ("checkout", "service", ("payments", "orders-db")), ("orders-db", "database", ())]
+    assert "checkout" in BACKSTAGE[spans[0][0]:spans[0][1]] and "orders-db" not in BACKSTAGE[spans[1][0]:spans[1][0] + 5]
+    assert detect(Path("catalog-info.yaml"), BACKSTAGE) == ("catalog", "backstage")
+    cat, spans = catalogs.parse(REGISTRY, "registry")
+    assert [(s.name, s.kind) for s in cat.services] == [("checkout", "service"), ("sessions-cache", "cache")]
+    assert json.loads(REGISTRY[spans[1][0]:spans[1][1]])["name"] == "sessions-cache"
+    assert detect(Path("registry.json"), REGISTRY) == ("catalog", "registry")
+
+
+LAUNCHDARKLY = json.dumps({"items": [{"_id": "5f1e2d3c4b5a69788796a5b4", "date": 1777457400000, "kind": "flag",
+                                      "name": "fast-checkout", "title": "a.b turned on the flag fast-checkout in production",
+                                      "titleVerb": "turned on the flag",
+                                      "target": {"resources": ["proj/checkout:env/production:flag/fast-checkout"]}}]},
+                          indent=2)
+
+
+def test_a_launchdarkly_audit_log_gives_its_toggles_by_their_own_ids():
+    assert detect(Path("audit.json"), LAUNCHDARKLY) == ("change", "ledger")
+    (c,), _ = ledgers.parse_ledger(LAUNCHDARKLY, "checkout", "prod")
+    assert (c.id, c.type, c.service, c.flag.name, c.flag.to) == (
+        "5f1e2d3c4b5a69788796a5b4", "feature_flag", "checkout", "fast-checkout", "true")
+    assert c.started_at == datetime(2026, 4, 29, 10, 10, tzinfo=UTC)
+
+
+LB_INVENTORY = """# load balancer inventory
+load_balancers:
+  - name: web-internal-12
+    dns_name: web.prod.example
+  - name: api-internal-7
+    dns_name: api.prod.example
+"""
+
+
+def test_a_load_balancer_inventory_makes_each_balancer_an_alias_of_what_it_fronts():
+    assert detect(Path("lbs.yaml"), LB_INVENTORY) == ("catalog", "registry")
+    cat, _ = catalogs.parse(LB_INVENTORY, "registry")
+    assert [(s.name, s.aliases) for s in cat.services] == [("web", ("web-internal-12", "web.prod.example")),
+                                                           ("api", ("api-internal-7", "api.prod.example"))]
+
+
+SLACK = json.dumps([
+    {"type": "message", "user": "alertmanager", "ts": "1777457100.000100", "text": "[FIRING] checkout 5xx"},
+    {"type": "message", "user": "a.b", "ts": "1777457400.000200", "text": "payments deploy looks suspicious"}], indent=2)
+
+
+def test_a_slack_export_is_a_note_whose_front_matter_comes_from_the_export(tmp_path):
+    from tools.corpus import load_source
+    from state.sources import SourceEntry
+
+    assert detect(Path("inc.json"), SLACK) == ("note", "chat")
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "inc.json").write_text(SLACK)
+    doc = load_source(tmp_path, SourceEntry(id="inc", path="sources/inc.json", kind="note", format="chat",
+                                            groups=("sre",), trust="untrusted"))
+    assert doc.front.updated_at == datetime(2026, 4, 29, 10, 10, 0, 200, tzinfo=UTC) and doc.body_start == 0
+    assert doc.text[doc.body_start:] == SLACK
+
+
+DB_LOG = ("2026-04-29T10:15:00.123456Z 12 [Warning] [MY-010055] [Server] IP address could not be resolved\n"
+          "2026-04-29T10:15:01.000000Z 0 [ERROR] [MY-013183] [InnoDB] Assertion failure\n"
+          "2026-04-29 10:15:02 UTC:10.46.9.145(43610):app@orders:[27531]:FATAL:  remaining connection slots are reserved\n"
+          "2026-04-29 10:15:03.120 UTC [887] LOG:  checkpoint starting: time\n"
+          "2026-04-29 10:15:04.120 UTC [888] ERROR:  canceling statement due to statement timeout\n")
+
+
+def test_mysql_and_postgresql_server_logs_are_plain_logs_with_their_severities():
+    from tools.formats import logs
+    from tools.profile import default_profile
+
+    assert detect(Path("orders.postgresql.log"), DB_LOG) == ("log", "plain")
+    fmt, events, bad = logs.parse_logs(DB_LOG, "auto", default_profile())
+    assert not bad and [e.severity for e in events] == ["warning", "error", "error", "info", "error"]
+    assert events[2].ts == datetime(2026, 4, 29, 10, 15, 2, tzinfo=UTC)
+
+
+def test_a_documented_change_record_stays_a_record():
+    record = ("id: DEP-1\ntype: deployment\nservice: checkout\nenvironment: prod\nstarted_at: 2026-04-29T10:22:00Z\n"
+              "flag: {name: new-pricing, from: false, to: true}\n")
+    assert detect(Path("DEP-1.yaml"), record) == ("change", "record")
