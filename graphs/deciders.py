@@ -10,7 +10,7 @@ from __future__ import annotations
 from graphs.hypotheses import change_hypothesis
 from graphs.knowledge import Knowledge
 from graphs.rules import (
-    Cause, CauseResult, EntityState, Trace, applicability, cause_at, entity_state, is_bad, moved, named_by,
+    Cause, CauseResult, EntityState, Trace, _norm, applicability, cause_at, entity_state, is_bad, moved, named_by,
     relation_status, trace,
 )
 from state.case import (
@@ -102,6 +102,11 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
     proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
         phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
     held = [e for e, m in verdicts if m]
+    small = _too_small_to_explain(k, entity, [f for f, _e in sigs])
+    if held and small:
+        # it moved, but by far less than the symptom in the same unit: it cannot be what explains it
+        return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted",
+                             rule=rule + f": observed, but {small}", opposing=tuple(held), proposed_by=proposed)
     if held:
         return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
                              supporting=tuple(held), proposed_by=proposed)
@@ -111,6 +116,31 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
                              opposing=tuple(flat), proposed_by=proposed)
     return ClaimDecision(claim_id=claim_id, state="insufficient", verdict="insufficient", rule=rule,
                          missing=(_why_unread(k, entity, p.metric, p.metric),), proposed_by=proposed)
+
+
+def _too_small_to_explain(k: Knowledge, entity: str, sigs: list[SignalFact]) -> str:
+    """Why a competitor's predicted rise on another entity cannot explain the subject's symptom: in a
+    comparable unit it is less than `explain_fraction` of the symptom's rise (§4: a 0 → 5 ms series
+    does not explain a 2 s slowdown). Empty when it could, or when the units do not compare."""
+    subject = k.case.subject.service
+    if entity == subject:
+        return ""
+    frac = k.profile.anomaly.explain_fraction
+    upper = [f for f, _e in entity_state(k, subject).anomalies if isinstance(f, SignalFact) and f.delta is not None]
+    why = ""
+    for lf in sigs:
+        nl = _norm(lf)
+        if nl is None or lf.delta is None:
+            continue
+        for uf in upper:
+            nu = _norm(uf)
+            if nu is None or nu[0] != nl[0] or uf.delta is None:
+                continue
+            if abs(lf.delta) * nl[1] >= frac * abs(uf.delta) * nu[1]:
+                return ""  # one comparable rise large enough: it could explain the symptom
+            why = why or (f"{entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than {int(frac * 100)} % of "
+                          f"{subject}'s {uf.name} rise ({uf.delta:g} {uf.unit})")
+    return why
 
 
 def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:

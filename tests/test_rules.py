@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from rulesworld import World, at, case, change, dep, flat, names, rise
 
-from graphs.deciders import decide_causal
+from graphs.deciders import decide_causal, decide_counter_evidence
 from graphs.rules import cause_at, entity_state, explains, trace
-from state.case import CausalChainClaim
+from state.case import CausalChainClaim, CounterEvidenceClaim
 from state.evidence import ChangesAction, TelemetryAction
 from state.facts import PlacementFact, RelationFact, SignalFact
 
@@ -586,3 +586,17 @@ def test_a_dependency_that_only_got_a_little_slower_still_does_not_explain_a_big
     w.everything_looked("web", "db")
     t = trace(w.knowledge(), "web", 6)
     assert t.root == "web" and "db" in t.checked
+
+
+def test_a_competitor_whose_series_rose_by_a_few_milliseconds_does_not_explain_a_two_second_slowdown():
+    """A 0 → 5 ms series is a rise by any ratio, yet far too small to be what slowed the subject by 2 s."""
+    hyp = [{"id": "h", "statement": "the database got slow",
+            "predicts": {"entity": "db", "metric": "db_p95_ms", "direction": "up", "min_ratio": 1.5}}]
+    claim = CounterEvidenceClaim(id="check", kind="counter_evidence", statement="s", hypothesis="h")
+    for level, verdict in ((5.0, "refuted"), (1500.0, "confirmed")):
+        w = World()
+        w.case = case(hypotheses=hyp)
+        w.read(rise("web", 0, base=100, level=2100))
+        w.read(rise("db", -1, base=0.0001, level=level, name="db_p95_ms"))
+        d = decide_counter_evidence(claim, w.knowledge())
+        assert d.verdict == verdict, (level, d.rule)
