@@ -10,7 +10,8 @@ from __future__ import annotations
 from graphs.hypotheses import change_hypothesis
 from graphs.knowledge import Knowledge
 from graphs.rules import (
-    Cause, CauseResult, EntityState, Trace, _norm, applicability, cause_at, entity_state, is_bad, moved, named_by,
+    Cause, CauseResult, EntityState, Trace, _norm, applicability, blames_upstream, cause_at, entity_state, is_bad,
+    moved, named_by,
     relation_status, trace,
 )
 from state.case import (
@@ -409,10 +410,10 @@ def _unobservable_below(k: Knowledge, t: Trace, cause: Cause | None) -> list[str
     if t.root is None or cause is None or cause.change is None or cause.change.implicated:
         return []
     # the root's own bursting error lines, read whole, say where its failures go: a dependency they
-    # do not name is not where they come from, telemetry or not — when they name anything at all (a
-    # key, a component, a peer); lines that blame "an upstream" without naming it rule nothing out
+    # do not name is not where they come from, telemetry or not — unless they blame something below
+    # without naming it ("upstream dependency unavailable"): then they rule nothing out
     named = named_by(k, t.root)
-    spoke = bool(named) and k.searches.done_full(t.root) and any(
+    spoke = k.searches.done_full(t.root) and not blames_upstream(k, t.root) and any(
         f.signal in ("logs", "traces", "events") and is_bad(f) for f, _e in k.signals.get(t.root, []))
     out = []
     for d in sorted(k.dependencies(t.root)):

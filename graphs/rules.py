@@ -22,7 +22,7 @@ from fnmatch import fnmatch
 from typing import Literal
 
 from graphs.knowledge import Knowledge, Ref
-from state.facts import ChangeFact, DocumentFact, MentionFact, RelationFact, SignalFact
+from state.facts import UPSTREAM, ChangeFact, DocumentFact, MentionFact, RelationFact, SignalFact
 from tools.entities import canon_key
 from tools.signals import Range, series_verdict
 
@@ -260,7 +260,12 @@ def _deps(k: Knowledge, entity: str) -> dict[str, list[Ref]]:
 
 def named_by(k: Knowledge, entity: str) -> set[str]:
     """Entities the bursting warning/error lines (spans, events) of `entity` name: where its errors point."""
-    return {m.name for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name != entity}
+    return {m.name for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name not in (entity, UPSTREAM)}
+
+
+def blames_upstream(k: Knowledge, entity: str) -> bool:
+    """The bursting bad lines of `entity` blame something below it without naming it."""
+    return any(m.anomalous and m.name == UPSTREAM for m, _e in k.mentions.get(entity, []))
 
 
 def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:

@@ -84,6 +84,10 @@ class SignalFact(Frozen):
     at: Span | None = None
 
 
+UPSTREAM = "(something upstream)"
+"""The name a bad line is counted under when it blames what lies below it without naming it."""
+
+
 class MentionFact(Frozen):
     """A name that a warning/error event of `entity` in the search range states."""
 

@@ -92,6 +92,9 @@ class Profile(Frozen):
     limit_words: tuple[str, ...] = ()
     """Words that only say a setting is a limit (`max`, `limit`, `capacity`…): left out when a
     configured limit is matched to the series it bounds by the words they share."""
+    upstream_phrases: tuple[str, ...] = ()
+    """Phrases by which an error line blames something below it without naming it ("upstream
+    dependency unavailable", "bad gateway"): such lines do not say the failure is internal."""
 
     @field_validator("version_patterns")
     @classmethod
@@ -150,6 +153,10 @@ class Profile(Frozen):
     @cached_property
     def relation_phrase_re(self) -> re.Pattern[str]:
         return phrase_pattern(self.relation_phrases)
+
+    @cached_property
+    def upstream_phrase_re(self) -> re.Pattern[str]:
+        return phrase_pattern(self.upstream_phrases)
 
     @cached_property
     def change_phrase_re(self) -> re.Pattern[str]:

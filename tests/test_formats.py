@@ -1637,3 +1637,18 @@ def test_a_loaded_config_keeps_the_manifests_version_and_captured_at_for_snapsho
     assert (snap.entity, snap.version, snap.captured_at) == ("web", "4.19.0", utc(2026, 4, 29, 2, 40))
     assert [doc.text[b.start:b.end] for b in doc.unparsed] == ["this line is not an assignment"]
 
+
+
+def test_bad_lines_that_blame_an_unnamed_upstream_are_counted_as_such(tmp_path):
+    """"upstream dependency unavailable" names nothing, yet says the failure comes from below."""
+    from state.facts import UPSTREAM, MentionFact
+
+    t0 = utc(2026, 4, 29, 2, 30)
+    lines = [f"{(t0 + timedelta(minutes=m)).isoformat().replace('+00:00', 'Z')} INFO api handled request" for m in range(0, 40)]
+    lines += [f"{(t0 + timedelta(minutes=30, seconds=s)).isoformat().replace('+00:00', 'Z')} ERROR api handler returned an "
+              f"error: upstream dependency unavailable" for s in range(0, 600, 20)]
+    doc = load(tmp_path, "logs/api.log", "\n".join(sorted(lines)), "log", environment="prod")
+    rng = Range(baseline_from=t0, search_from=t0 + timedelta(minutes=25), end=t0 + timedelta(minutes=45))
+    facts = derive.log_facts(doc, "api", registry(api="service"), P, rng)
+    up = [f for f in facts if isinstance(f, MentionFact) and f.name == UPSTREAM]
+    assert up and up[0].anomalous

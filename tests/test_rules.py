@@ -11,6 +11,7 @@ from rulesworld import World, at, case, change, dep, flat, names, rise
 from graphs.deciders import decide_causal, decide_counter_evidence
 from graphs.rules import cause_at, entity_state, explains, trace
 from state.case import CausalChainClaim, CounterEvidenceClaim
+from state.facts import UPSTREAM
 from state.evidence import ChangesAction, TelemetryAction
 from state.facts import PlacementFact, RelationFact, SignalFact
 
@@ -495,15 +496,15 @@ def test_a_restricted_change_record_of_the_root_does_not_block_the_change_the_an
 
 
 def test_an_unmonitored_dependency_the_roots_own_error_lines_do_not_name_is_ruled_out():
-    """The root's errors, read whole and bursting, are internal (they name what broke inside it, no
-    dependency): an unmonitored dependency is not where they come from, so a timing-only change is
-    confirmed."""
+    """The root's errors, read whole and bursting, are internal (they name no dependency and blame
+    nothing below): an unmonitored dependency is not where they come from, so a timing-only change
+    is confirmed."""
     w = cascade(2)
     w.read(dep("s2", "blind-svc"), source_kind="catalog")
     w.kinds["blind-svc"] = "service"
     w.everything_looked("blind-svc")
     w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
-           .model_copy(update={"signal": "logs"}), names("s2", "render_cache_mb", -4))
+           .model_copy(update={"signal": "logs"}))
     d, _k = decide(w)
     assert d.verdict == "confirmed" and d.root_cause.change == "CFG-1", d.missing
 
@@ -516,7 +517,7 @@ def test_error_lines_that_blame_an_unnamed_upstream_rule_no_unmonitored_dependen
     w.kinds["blind-svc"] = "service"
     w.everything_looked("blind-svc")
     w.read(rise("s2", -5, base=0.2, level=6, role="errors", unit="lines/min", name="warning/error lines")
-           .model_copy(update={"signal": "logs"}))
+           .model_copy(update={"signal": "logs"}), names("s2", UPSTREAM, -4, kind="upstream"))
     d, _k = decide(w)
     assert d.verdict == "inferred" and any("blind-svc" in m for m in d.missing), d.missing
 

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from state import yamlio
 from state.facts import (
+    UPSTREAM,
     ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
     RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact, VersionSeenFact,
 )
@@ -28,7 +29,7 @@ from tools.formats import catalogs as fcatalogs
 from tools.formats.k8s import rollout_of, workload_of_pod
 from tools.signals import DAY, Range, burst_verdict, bucketed, percentile, series_verdict
 
-DERIVATION = "2026-12-02.2"
+DERIVATION = "2026-12-02.3"
 """Changes whenever what a source yields (streams, relations, changes, their entities) changes:
 part of every index fingerprint, so an index built by an older runtime is rebuilt, not trusted."""
 
@@ -221,11 +222,16 @@ def mention_facts(doc: SourceDoc, entity: str, items: list[tuple[datetime, str, 
     range against their own baseline (`all_times`: every event of the stream, for coverage)."""
     named: dict[str, list[int]] = {}
     kinds: dict[str, str] = {}
+    upstream = profile.upstream_phrase_re
     for i, (_ts, _sev, text, _s, _e) in enumerate(items):
-        for m in reg.mentions(text):
-            if m.name != entity:
-                named.setdefault(m.name, []).append(i)
-                kinds.setdefault(m.name, m.kind)
+        said = [m for m in reg.mentions(text) if m.name != entity]
+        for m in said:
+            named.setdefault(m.name, []).append(i)
+            kinds.setdefault(m.name, m.kind)
+        if not said and upstream.search(text):
+            # blames what lies below without naming it: not an internal failure
+            named.setdefault(UPSTREAM, []).append(i)
+            kinds.setdefault(UPSTREAM, "upstream")
     out: list[MentionFact] = []
     for name, idx in named.items():
         inside = [i for i in idx if rng.search_from <= items[i][0] <= rng.end]
