@@ -333,9 +333,13 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competit
     if t.root is not None and not t.pending:
         if cause is None or cause.change is None or not cause.change.implicated:
             # a cause chosen by timing alone is open while the root's changes or its own signals (the
-            # lines that would name what broke, or a dependency below) cannot be read
+            # lines that would name what broke, or a dependency below) cannot be read — except the
+            # signals of a root seen failing only by its callers, whose readable signals show it healthy:
+            # what its callers' errors name is on the way to it, not in it
             out += k.searches.denied("changes", t.root)
-            out += k.searches.denied("telemetry", t.root)
+            root_state = t.nodes[t.root].state
+            if root_state.how != "callers" or not root_state.normal:
+                out += k.searches.denied("telemetry", t.root)
         if cause is None or cause.change is None:
             out += k.searches.denied("placement", t.root)
     out += [d for h in open_competitors for d in _hypothesis_denied(k, h)]

@@ -48,6 +48,8 @@ class Lookup:
     """A telemetry lookup of every signal (no metric or signal filter)."""
     lines_left: bool = False
     """Line streams (log lines, spans, events) it returned that were not read."""
+    denied_about: tuple[tuple[str, str], ...] = ()
+    """(denied source, entity) when the lookup asked about several entities."""
 
 
 def _is_lines(focus: str) -> bool:
@@ -93,7 +95,7 @@ class Searches:
             self.fingerprints[st.fingerprint] = more
             lk = Lookup(
                 action=a.action, entities=entities, hits=len(st.hits),
-                denied=tuple(dict.fromkeys([*st.denied, *(read.denied if read else ())])),
+                denied=tuple(dict.fromkeys([*st.denied, *(read.denied if read else ())])), denied_about=st.denied_about,
                 failed=tuple(read.failed if read else ()), searched=st.searched, more=more and not stalled,
                 round=st.round, claim_id=st.gap.claim_id, metric=getattr(a, "metric", None),
                 direction=getattr(a, "direction", ""), watermark=st.watermark, fingerprint=st.fingerprint,
@@ -135,8 +137,11 @@ class Searches:
         return not last.more and not (last.denied and self.watermark is not None and last.watermark != self.watermark)
 
     def denied(self, action: str, entity: str, **kw: str | None) -> list[str]:
+        """Sources a lookup about `entity` met and could not read; in a lookup of several entities, only
+        those returned for `entity` (a restricted series of one is not about the others)."""
         return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied  # type: ignore[arg-type]
-                                  if self.watermark is None or lk.watermark == self.watermark))
+                                  if (self.watermark is None or lk.watermark == self.watermark)
+                                  and (d not in {x for x, _e in lk.denied_about} or (d, entity) in lk.denied_about)))
 
     def failed(self, action: str, entity: str, **kw: str | None) -> list[str]:
         return list(dict.fromkeys(f for lk in self.looked(action, entity, **kw) for f in lk.failed))  # type: ignore[arg-type]

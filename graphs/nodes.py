@@ -93,14 +93,15 @@ def plan(state: LoopState, deps: Deps) -> dict[str, Any]:
 def _lookup(gap: Gap, deps: Deps, exclude: set[str]) -> Lookup:
     a, access, obs = gap.act, deps.policy.current(), deps.observations
     if isinstance(a, (TelemetryAction, RelationsAction)):
-        hits, denied, searched = [], [], []
+        hits, denied, searched, about = [], [], [], []
         for e in a.entities:
             got = (obs.telemetry(e, a.environment, access, metric=a.metric, signals=a.signals)
                    if isinstance(a, TelemetryAction) else obs.relations(e, a.environment, access, a.direction))
             hits += [h.model_copy(update={"about": e}) for h in got.hits if h.chunk_id not in {x.chunk_id for x in hits}]
             denied += [d for d in got.denied if d not in denied]
+            about += [(d, e) for d in got.denied]
             searched += got.searched
-        return Lookup(hits=tuple(hits), denied=tuple(denied), searched=tuple(searched))
+        return Lookup(hits=tuple(hits), denied=tuple(denied), searched=tuple(searched), denied_about=tuple(about))
     if isinstance(a, ChangesAction):
         return obs.changes(list(a.entities), a.environment, a.start, a.end, access)
     if isinstance(a, PlacementAction):
@@ -143,7 +144,8 @@ def retrieve(state: LoopState, deps: Deps) -> dict[str, Any]:
         hits=tuple(HitRef(source_id=h.source_id, chunk_id=h.chunk_id, rank=h.rank, score=h.score, channel=h.channel,
                           focus=h.focus, about=h.about) for h in hits),
         hit_set=tuple(sorted({f"{h.source_id}@{h.revision}:{h.start}-{h.end}:{h.focus}" for h in hits})),
-        denied=found.denied, searched=found.searched, watermark=deps.policy.current().watermark))
+        denied=found.denied, searched=found.searched, denied_about=found.denied_about,
+        watermark=deps.policy.current().watermark))
     return {"hits": hits[: deps.case.budgets.reads_per_round]}
 
 

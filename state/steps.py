@@ -76,6 +76,8 @@ class RetrieveStep(Frozen):
     """Matching sources the principal may not read (manifest metadata only)."""
     searched: tuple[str, ...] = ()
     """Readable sources the lookup searched, matched or not ('searched and not found')."""
+    denied_about: tuple[tuple[str, str], ...] = ()
+    """(denied source, entity) for a lookup of several entities: which entity each denial is about."""
     watermark: str = ""
 
 

@@ -83,12 +83,13 @@ class World:
                                       scope=Scope(environment="prod", service="*"), facts=tuple(facts)))
         return eid
 
-    def looked(self, act, denied: tuple[str, ...] = (), more: bool = False) -> None:
+    def looked(self, act, denied: tuple[str, ...] = (), more: bool = False,
+               denied_about: tuple[tuple[str, str], ...] = ()) -> None:
         r = len(self.steps) + 1
         hits = (HitRef(source_id="s", chunk_id=f"c{r}", rank=1, score=1.0, channel="x"),) if more else ()
         self.steps.append(Logged(seq=r, at=T0, step=RetrieveStep(
             round=r, gap=Gap(claim_id="cause", act=act, reason="test"), fingerprint=f"fp{r}", tool="t", hits=hits,
-            denied=denied, watermark="w")))
+            denied=denied, denied_about=denied_about, watermark="w")))
         self.steps.append(Logged(seq=r, at=T0, step=ReadStep(round=r, reads=(), watermark="w")))
         _ = ReadRef
 

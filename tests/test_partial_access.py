@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rulesworld import at, case, change, dep, flat, rise, World
+from rulesworld import at, case, change, dep, flat, names, rise, World
 
 from graphs.deciders import decide_causal
 from state.case import CausalChainClaim
@@ -106,3 +106,34 @@ def test_a_restricted_twin_of_the_subjects_own_series_does_not_stop_the_search_b
     w.everything_looked("web", "db")
     done = decide_causal(CLAIM, w.knowledge())
     assert (done.verdict, done.root_cause.change if done.root_cause else None) == ("confirmed", "CFG-DB"), done.missing
+
+
+def test_a_restricted_series_met_in_a_lookup_of_several_entities_is_about_its_own_entity_only():
+    """One telemetry lookup asks about two dependencies; the finance-only twin of the cache's series
+    it meets is about the cache (whose readable series shows it healthy), not about the registry
+    beside it, which has no telemetry of its own and is not thereby 'unreadable'."""
+    w = World()
+    w.read(rise("web", 0))
+    w.read(dep("web", "db"), dep("web", "cache"), dep("web", "registry"), source_kind="catalog")
+    w.read(rise("db", -2), flat("cache"))
+    w.read(change("CFG-DB", "db", -5, type_="config_push", keys=("max_conn",)), source_kind="change")
+    w.everything_looked("web", "db", "cache", "registry")
+    w.looked(TelemetryAction(entities=("registry", "cache"), environment="prod"), denied=("finance-cache",),
+             denied_about=(("finance-cache", "cache"),))
+    d = decide_causal(CLAIM, w.knowledge())
+    assert (d.verdict, d.root_cause.change if d.root_cause else None) == ("confirmed", "CFG-DB"), d.missing
+    assert d.blocked_by == ()
+
+
+def test_a_restricted_twin_of_a_healthy_series_of_a_root_only_its_callers_see_failing_decides_nothing():
+    """The root's readable series shows it healthy and its callers' errors name it: what broke is on
+    the way to it; another (unreadable) series of it cannot say otherwise."""
+    w = World()
+    w.read(rise("web", 0), names("web", "api", 0.2, kind="service"))
+    w.read(dep("web", "api"), source_kind="config")
+    w.read(flat("api"))
+    w.read(change("CERT-9", "api", -2, type_="certificate"), source_kind="change")
+    w.everything_looked("web", "api")
+    w.looked(TelemetryAction(entities=("api",), environment="prod"), denied=("finance-api",))
+    d = decide_causal(CLAIM, w.knowledge())
+    assert (d.verdict, d.root_cause.change if d.root_cause else None) == ("confirmed", "CERT-9"), d.missing

@@ -1,8 +1,8 @@
 """Partial access on every shipped case (docs/deciding.md §8), end to end (slow).
 
 Someone in another group can always add material about a service: a finance-only copy of its
-latency series, a log export kept by security. Such a source is *about* the subject; the readable
-material decides without it. Adding it must change no verdict, no root cause and no stop reason,
+latency series, a log export kept by security. Such a source is *about* the subject or about an
+entity off the path; the readable material decides without it. Adding it must change no verdict, no root cause and no stop reason,
 and none of its text may reach the report. (Where the subject is itself the root, its own signals
 are the root's and a cause chosen by timing waits for them: §8; those cases are skipped.)
 """
@@ -29,17 +29,16 @@ CANARY = "CANARY-RESTRICTED-COPY-7Q2"
 
 def _restricted_copies(case_dir: Path, dst: Path) -> int:
     """Copy the case, adding a restricted twin of every telemetry source about the subject (when the
-    subject is not the root). Returns how many were added."""
+    subject is not the root) or about an entity off the expected path. Returns how many were added."""
     shutil.copytree(case_dir, dst)
     expected = load_expected(case_dir)
     assert expected.root_cause is not None
     path = list(expected.root_cause.path or [])
     on_path_below = set(path[1:]) | {expected.root_cause.entity}
-    about = {path[0]} if path else set()
     manifest = yaml.safe_load((dst / "sources.yaml").read_text(encoding="utf-8"))
     added = []
     for s in manifest["sources"]:
-        if s.get("kind") not in COPIED_KINDS or s.get("service") in on_path_below or s.get("service") not in about:
+        if s.get("kind") not in COPIED_KINDS or s.get("service") in on_path_below:
             continue
         src = dst / s["path"]
         if not src.is_file():
@@ -70,7 +69,7 @@ def test_the_shipped_cases_give_restricted_sources_to_copy(tmp_path):
 
 
 @pytest.mark.parametrize("case_dir", CONFIRMED, ids=lambda p: p.name)
-def test_restricted_telemetry_about_the_subject_changes_no_verdict(case_dir, investigator, tmp_path):
+def test_restricted_telemetry_about_the_subject_or_off_the_path_changes_no_verdict(case_dir, investigator, tmp_path):
     twin = tmp_path / case_dir.name
     if not _restricted_copies(case_dir, twin):
         pytest.skip("the subject is the root here: its own signals are the root's (decisive by §8)")

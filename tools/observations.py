@@ -28,6 +28,8 @@ class Lookup(Frozen):
     denied: tuple[str, ...] = ()
     searched: tuple[str, ...] = ()
     """Readable sources that were searched (matched or not): 'searched and not found' needs them."""
+    denied_about: tuple[tuple[str, str], ...] = ()
+    """(denied source, the entity it was returned for) in a lookup of several entities."""
 
 
 def _envs(environment: str) -> list[str]:
