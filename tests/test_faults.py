@@ -416,3 +416,23 @@ def test_a_reader_that_goes_away_ends_the_listing_quietly(tmp_path, make_investi
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == "", err
+
+
+def test_a_killed_worker_not_yet_reaped_counts_as_gone():
+    """A SIGKILLed process stays a zombie until reaped (in a container, for a while): its lease and
+    locks are free to take over at once."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tools.index import pid_alive
+
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert pid_alive(p.pid)
+        os.kill(p.pid, signal.SIGKILL)
+        time.sleep(0.5)  # dead, not reaped: a zombie
+        assert not pid_alive(p.pid)
+    finally:
+        p.wait(10)

@@ -276,13 +276,19 @@ def index_meta(path: Path) -> dict[str, str] | None:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether a process runs. A zombie — killed, not yet reaped (in a container whose init does not
+    reap promptly, for seconds) — does not: it holds no lock and drives no run."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # alive, under another user
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # no /proc (not Linux) or gone meanwhile
+        return True
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def crash_point(stage: str, step: int) -> None:
