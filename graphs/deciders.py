@@ -272,6 +272,11 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     missing += [f"check competing hypothesis {h} ({_what_shows(k, h)})" for h in open_comp]
     if t.ambiguous:
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
+    # a dependency of the path its errors do not name is read before the cause is confirmed: it may be
+    # a rival branch (docs/deciding.md §4)
+    if t.root is not None and not t.pending:
+        missing += [f"{act} of {ent}: {why}" for act, ent, why in t.later
+                    if act == "telemetry" and ent not in t.checked]
     # a source is needed when a lookup for an entity on the path, its changes, its placement or a
     # competitor's metric returned it (docs/deciding.md §8)
     blocked = _decisive_denials(k, t, cause, open_comp)
@@ -287,7 +292,10 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         st = entity_state(k, d)
         alternatives.append(Alternative(
             what=d, status="off_path" if st.anomalous else _ruled(k, d), evidence_ids=st.evidence,
-            why=(f"{d} is anomalous too, but {by}'s errors point elsewhere and no entity on the path names it"
+            why=(f"{d} is anomalous too and explains {by} on its own (onset {st.onset:%H:%M:%S}, no later than "
+                 f"the root's plus the tolerance), though {by}'s errors point elsewhere: a rival branch"
+                 if d in t.rivals and st.onset is not None else
+                 f"{d} is anomalous too, but {by}'s errors point elsewhere and no entity on the path names it"
                  if st.anomalous else f"{d} ({st.status.replace('_', ' ')}); {by}'s errors point elsewhere")))
     conflicts = tuple(f"competing hypothesis {h} holds: {k.case.hypothesis(h).statement}" for h in held)
     if cause is not None and cause.contested:

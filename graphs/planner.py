@@ -153,22 +153,25 @@ class DeterministicPlanner:
             if way:
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=tuple(way), environment=env, start=lo, end=hi),
                           reason=f"changes of {', '.join(way)}, on the way to {root} (only its callers see it fail)")
+            # dependencies of the path its errors do not name: one may be a rival branch (deciding.md §4)
+            tel = [e for a, e, _w in t.later if a == "telemetry" and e not in t.checked]
+            if tel:
+                yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
+                          reason=f"whether {', '.join(tel)}, which no error line names, show an anomaly too "
+                                 f"(a rival branch would leave the root in doubt)")
             if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
                     and not k.searches.looked("records", root)):
                 yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),
                           reason=f"what {root} is configured with: a limit its load may have reached")
 
     def _complete(self, case: Case, claim: CausalChainClaim, t: Trace) -> Iterable[Gap]:
-        """What only completes the picture around hops the anomaly already points along."""
+        """What only completes the picture around hops the anomaly already points along: what else
+        their entities depend on."""
         env = case.subject.environment
         rel = [e for a, e, _w in t.later if a == "relations"]
         if rel:
             yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
                       reason=f"what else {', '.join(rel)} depend on (their errors already point along the path)")
-        tel = [e for a, e, _w in t.later if a == "telemetry"]
-        if tel:
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
-                      reason=f"whether {', '.join(tel)}, which no error line names, show an anomaly too")
 
     def _after_root(self, case: Case, claim: CausalChainClaim, k: Knowledge, t: Trace,
                     d: ClaimDecision | None) -> Iterable[Gap]:

@@ -68,6 +68,8 @@ def recheck(deps: Deps, round_: int) -> Recheck:
             doc = load_source(deps.case_dir, entry, deps.reader.ctx) if entry is not None else None
         except Exception:  # unreadable now: whatever it said cannot be vouched for
             doc = None
+        if doc is not None and doc.set_aside is not None:
+            doc = None  # an editable page broken since: left out of the case, so of the evidence
         if doc is None:
             store.replace_evidence(run, ev.model_copy(update={"status": "stale", "status_note": "source removed or unreadable"}))
             stale.append(ev.id)

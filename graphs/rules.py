@@ -235,6 +235,9 @@ class Trace:
     roots: list[str] = field(default_factory=list)
     root: str | None = None
     ambiguous: list[str] = field(default_factory=list)
+    rivals: dict[str, str] = field(default_factory=dict)
+    """Dependencies left aside (-> the caller on the path) that explain that caller on their own, with an
+    onset no later than the root's plus the tolerance: rival branches, so the root found is not the only one."""
 
     def path(self, entity: str | None = None) -> list[str]:
         out = []
@@ -362,6 +365,7 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
             break
         t.roots = [r for r in t.roots if r != root] + side
         _choose_root(k, t)
+    _rival_branches(k, t)
     return t
 
 
@@ -483,6 +487,48 @@ def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list
         if lo <= at <= hi or (ch.started_at is not None and ch.started_at <= hi < at):
             out.append((ch, eid))
     return out
+
+
+def _rival_branches(k: Knowledge, t: Trace) -> None:
+    """A dependency left aside because its caller's errors name another one is a rival branch when it
+    explains that caller on its own (anomalous no later than it, by enough of its rise), no stated
+    relation ties it to the path below its caller (it is not another victim of the same root), and
+    its onset is within the tolerance of the root's or earlier: whatever lies below it started no
+    later than it did, so the root found is not the only candidate (docs/deciding.md §4)."""
+    root_onset = t.nodes[t.root].state.onset if t.root is not None else None
+    if root_onset is None:
+        return
+    tol = k.case.window.onset_tolerance
+    path = t.path()
+    for d, x in t.aside.items():
+        if d in t.nodes or d in t.ambiguous or x not in path:
+            continue
+        st = entity_state(k, d, caller=x)
+        if not st.anomalous or st.onset is None or st.onset > root_onset + tol:
+            continue
+        if not explains(k, t.nodes[x].state, st).explains:
+            continue
+        below = set(path[path.index(x) + 1:])
+        if _reaches(k, d, below):
+            continue
+        t.ambiguous.append(d)
+        t.rivals[d] = x
+
+
+def _reaches(k: Knowledge, entity: str, targets: set[str], limit: int = 8) -> bool:
+    """A chain of stated relations leads from `entity` to one of `targets`."""
+    seen, frontier = {entity}, [entity]
+    for _ in range(limit):
+        nxt = []
+        for e in frontier:
+            for d in k.dependencies(e):
+                if d in targets:
+                    return True
+                if d not in seen:
+                    seen.add(d)
+                    nxt.append(d)
+        frontier = nxt
+    return False
 
 
 def _choose_root(k: Knowledge, t: Trace) -> None:

@@ -39,8 +39,14 @@ def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Work
 def cmd_validate(args: argparse.Namespace) -> int:
     from investigator.runtime import validate_case
 
+    from tools.corpus import set_aside_sources
+
     case = validate_case(Path(args.case))
-    print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims)")
+    aside = set_aside_sources(Path(args.case))
+    print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims"
+          + (f"; {len(aside)} untrusted source{'s' if len(aside) > 1 else ''} left out" if aside else "") + ")")
+    for d in aside:
+        print(f"  left out {d.id} ({Path(args.case) / d.entry.path}): {d.set_aside}", file=sys.stderr)
     return 0
 
 

@@ -36,7 +36,7 @@ from state.evidence import Evidence, Scope
 from state.steps import PlanStep
 from state.store import Grant, RunRow
 from tools.access import AccessPolicy, known_groups, snapshot
-from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources
+from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources, set_aside_sources
 from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
@@ -120,7 +120,9 @@ class Investigator(Workspace):
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
-        case, docs, _ctx = load_case_and_sources(case_dir)
+        case, docs, ctx = load_case_and_sources(case_dir)
+        for d in set_aside_sources(case_dir, load_manifest(case_dir), ctx):
+            self.progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
         return case, docs
 
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:

@@ -89,3 +89,31 @@ def test_the_cli_exits_2_and_writes_nothing_for_a_bad_case(case_copy, tmp_path):
     assert proc.returncode == 2
     assert "case.yaml" in proc.stderr and "window.end" in proc.stderr
     assert not out.exists() and not home.exists()
+
+
+WIKI = "sources/notes/wiki-order-service-latency-tips.md"  # trust: untrusted (anyone may edit it)
+
+
+def test_an_editable_page_with_broken_front_matter_is_left_out_and_the_case_goes_on(case_copy):
+    """Anyone may edit an untrusted page: one broken edit must not stop every investigation of the
+    service. The page is left out (named, with its problem) and nothing of it is indexed."""
+    from tools.corpus import set_aside_sources
+
+    path = case_copy / WIKI
+    path.write_text(path.read_text().replace("---\n", "---\nstatus: [broken\n", 1))
+    load_case(case_copy)
+    ids = {d.id for d in load_sources(case_copy)}
+    assert "wiki-order-service-latency-tips" not in ids and len(ids) >= 30
+    aside = set_aside_sources(case_copy)
+    assert [d.id for d in aside] == ["wiki-order-service-latency-tips"] and "front matter" in (aside[0].set_aside or "")
+    got = subprocess.run([sys.executable, "-m", "investigator.cli", "validate", str(case_copy)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert got.returncode == 0, got.stderr
+    assert "1 untrusted source left out" in got.stdout and WIKI.rsplit("/", 1)[-1] in got.stderr
+
+
+def test_a_verified_page_with_broken_front_matter_still_stops_the_case(case_copy):
+    path = case_copy / "sources/runbooks/order-service-runbook-v3.md"
+    path.write_text(path.read_text().replace("---\n", "---\nstatus: [broken\n", 1))
+    with pytest.raises(CaseError, match="front matter"):
+        load_sources(case_copy)

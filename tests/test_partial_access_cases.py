@@ -1,7 +1,7 @@
 """Partial access on every shipped case (docs/deciding.md §8), end to end (slow).
 
 Someone in another group can always add material about a service: a finance-only copy of its
-latency series, a log export kept by security. Such a source is *about* the subject or about an
+latency series, a log export kept by security, a ConfigMap or `.env` only its team may read. Such a source is *about* the subject or about an
 entity off the path; the readable material decides without it. Adding it must change no verdict, no root cause and no stop reason,
 and none of its text may reach the report. (Where the subject is itself the root, its own signals
 are the root's and a cause chosen by timing waits for them: §8; those cases are skipped.)
@@ -23,13 +23,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIRMED = [p.parent for p in sorted((ROOT / "cases").glob("*/expected.yaml"))
              if (load_expected(p.parent).root_cause is not None)]
 RESTRICTED = "finance-controllers"
-COPIED_KINDS = {"metric", "log", "trace", "events"}
+COPIED_KINDS = {"metric", "log", "trace", "events", "config"}
 CANARY = "CANARY-RESTRICTED-COPY-7Q2"
+COPIES = 5
+"""Restricted copies of each source, each a source of its own (five groups' exports of the same data)."""
 
 
 def _restricted_copies(case_dir: Path, dst: Path) -> int:
-    """Copy the case, adding a restricted twin of every telemetry source about the subject (when the
-    subject is not the root) or about an entity off the expected path. Returns how many were added."""
+    """Copy the case, adding a restricted twin of every telemetry and config source about the subject
+    (when the subject is not the root) or about an entity off the expected path. Returns how many
+    were added."""
     shutil.copytree(case_dir, dst)
     expected = load_expected(case_dir)
     assert expected.root_cause is not None
@@ -43,13 +46,18 @@ def _restricted_copies(case_dir: Path, dst: Path) -> int:
         src = dst / s["path"]
         if not src.is_file():
             continue
-        rel = Path("sources") / "restricted" / Path(s["path"]).name
-        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst / rel)
-        for side in src.parent.glob(src.name + ".*"):  # sidecars (units, series metadata) go along
-            if side.suffix in (".yaml", ".yml", ".json") and side.name != src.name:
-                shutil.copyfile(side, (dst / rel).parent / side.name)
-        added.append({**s, "id": f"restricted-{s['id']}", "path": rel.as_posix(), "groups": [RESTRICTED]})
+        for n in range(COPIES):
+            rel = Path("sources") / f"restricted-{n}" / Path(s["path"]).name
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst / rel)
+            for side in src.parent.glob(src.name + ".*"):  # sidecars (units, series metadata) go along
+                if side.suffix in (".yaml", ".yml", ".json") and side.name != src.name:
+                    shutil.copyfile(side, (dst / rel).parent / side.name)
+            twin = {**s, "id": f"restricted-{n}-{s['id']}", "path": rel.as_posix(), "groups": [RESTRICTED]}
+            if s.get("kind") == "config":
+                # a restricted copy of a ConfigMap or .env, with no capture time: it cannot date a change
+                twin.pop("captured_at", None)
+            added.append(twin)
     manifest["sources"] = [*manifest["sources"], *added]
     (dst / "sources.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return len(added)
@@ -65,7 +73,8 @@ def investigator(tmp_path_factory, embedder):
 
 
 def test_the_shipped_cases_give_restricted_sources_to_copy(tmp_path):
-    assert sum(_restricted_copies(c, tmp_path / c.name) > 0 for c in CONFIRMED) >= 5
+    added = [_restricted_copies(c, tmp_path / c.name) for c in CONFIRMED]
+    assert sum(n > 0 for n in added) >= 5 and sum(added) >= 200
 
 
 @pytest.mark.parametrize("case_dir", CONFIRMED, ids=lambda p: p.name)
@@ -73,7 +82,7 @@ def test_restricted_telemetry_about_the_subject_or_off_the_path_changes_no_verdi
     twin = tmp_path / case_dir.name
     if not _restricted_copies(case_dir, twin):
         pytest.skip("the subject is the root here: its own signals are the root's (decisive by §8)")
-    for f in (twin / "sources" / "restricted").iterdir():
+    for f in (twin / "sources").glob("restricted-*/*"):
         if f.suffix in (".log", ".env", ".txt"):
             f.write_text(f.read_text(encoding="utf-8") + f"\n# {CANARY}\n", encoding="utf-8")
 

@@ -350,6 +350,52 @@ def test_a_dependency_the_callers_errors_name_is_followed_first_and_the_others_w
     assert ("relations", "s1") in pending, "the end of the path still needs what it depends on"
 
 
+def _led_past(other_onset: float | None, *, other_depends_on_root: bool = False) -> World:
+    """web's errors name s1; s1 → db, whose change CFG-1 is the cause; web also depends on `other`,
+    anomalous since `other_onset` (minutes; None: its telemetry not read yet), which web's errors
+    do not name."""
+    w = World()
+    w.read(rise("web", 0), names("web", "s1", 0.5, kind="service"))
+    w.read(dep("web", "s1"), dep("web", "other"), dep("s1", "db"), source_kind="catalog")
+    w.read(rise("s1", -3), rise("db", -6))
+    if other_onset is not None:
+        w.read(rise("other", other_onset))
+    if other_depends_on_root:
+        w.read(dep("other", "db"), source_kind="catalog")
+    w.read(change("CFG-1", "db", -8, type_="config_push", keys=("pool_size",)), source_kind="change")
+    w.everything_looked("web", "s1", "db", *(("other",) if other_onset is not None else ()))
+    return w
+
+
+def test_an_anomalous_dependency_the_errors_do_not_name_is_a_rival_branch_when_it_started_as_early():
+    """Two things broke at once: web's errors name s1, but `other` explains web just as well and
+    began within the tolerance of the root found; the root is not the only candidate."""
+    d, _k = decide(_led_past(-5))
+    assert d.root_cause is not None and d.root_cause.entity == "db"
+    assert d.verdict == "inferred" and any("which root" in m and "other" in m for m in d.missing), d.missing
+    alt = next(a for a in d.alternatives if a.what == "other")
+    assert alt.status == "off_path" and "rival branch" in alt.why
+
+
+def test_another_victim_of_the_same_root_is_no_rival():
+    """`other` is anomalous too, but a stated relation ties it to the root: one cause, two victims."""
+    d, _k = decide(_led_past(-5, other_depends_on_root=True))
+    assert d.verdict == "confirmed", d.missing
+    assert next(a for a in d.alternatives if a.what == "other").status == "off_path"
+
+
+def test_an_anomalous_dependency_that_began_well_after_the_root_is_no_rival():
+    d, _k = decide(_led_past(-1))
+    assert d.verdict == "confirmed", d.missing
+
+
+def test_a_dependency_the_errors_do_not_name_is_read_before_the_cause_is_confirmed():
+    """The errors point along the path, but a dependency of the path left unread may be a rival branch."""
+    d, _k = decide(_led_past(None))
+    assert d.root_cause is not None and d.root_cause.entity == "db"
+    assert d.verdict == "inferred" and any("other" in m for m in d.missing), d.missing
+
+
 def test_with_no_named_dependency_every_dependency_is_read_before_the_path_goes_on():
     w = World()
     w.read(rise("web", 0))

@@ -22,6 +22,7 @@ _EXPORTS = {
     "SourceDoc": "corpus",
     "load_manifest": "corpus",
     "load_sources": "corpus",
+    "set_aside_sources": "corpus",
     "Embedder": "embedding",
     "MiniLMEmbedder": "embedding",
     "EntityExtractor": "entities",

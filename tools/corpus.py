@@ -76,6 +76,9 @@ class SourceDoc(Frozen):
     changes: tuple[Change, ...] = ()
     settings: tuple[ConfigSetting, ...] = ()
     unparsed: tuple[Unparsed, ...] = ()
+    set_aside: str | None = None
+    """Why a source anyone may edit (trust: untrusted) was left out: its content could not be read
+    ("file: field: expected"). Such a page never stops the case; nothing of it is indexed or cited."""
 
     @property
     def id(self) -> str:
@@ -214,7 +217,15 @@ def load_source(case_dir: Path, entry: SourceEntry, ctx: ParseContext | None = N
     key = _parse_key(shown, entry, revision, ctx)
     if (cached := _PARSED.get(key)) is not None:
         return cached
-    doc = _parse(shown, entry, text, revision, ctx)
+    try:
+        doc = _parse(shown, entry, text, revision, ctx)
+    except CaseError as exc:
+        if entry.trust != "untrusted":
+            raise
+        # anyone may edit it: a broken page is left out, named, and the case goes on without it
+        part = exc.file.replace(str(shown), "", 1).strip()  # "(front matter)", a sidecar, or nothing
+        doc = SourceDoc(entry=entry, text=text, revision=revision, version=f"rev-{revision[:8]}",
+                        set_aside=f"{part + ' ' if part else ''}{exc.field}: {exc.expected}")
     _PARSED.put(key, doc)
     return doc
 
@@ -245,6 +256,18 @@ def _parse(shown: Path, entry: SourceEntry, text: str, revision: str, ctx: Parse
 
 
 def load_sources(case_dir: Path, manifest: Manifest | None = None, ctx: ParseContext | None = None) -> list[SourceDoc]:
+    """The case's sources, parsed; an untrusted source whose content cannot be read is left out
+    (`set_aside_sources` names it)."""
+    return [d for d in _all_sources(case_dir, manifest, ctx) if d.set_aside is None]
+
+
+def set_aside_sources(case_dir: Path, manifest: Manifest | None = None,
+                      ctx: ParseContext | None = None) -> list[SourceDoc]:
+    """Untrusted sources left out because their content cannot be read, each with its problem."""
+    return [d for d in _all_sources(case_dir, manifest, ctx) if d.set_aside is not None]
+
+
+def _all_sources(case_dir: Path, manifest: Manifest | None, ctx: ParseContext | None) -> list[SourceDoc]:
     manifest = manifest or load_manifest(case_dir)
     _check_total_size(case_dir, manifest)
     return [load_source(case_dir, e, ctx) for e in manifest.sources]

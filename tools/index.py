@@ -35,7 +35,7 @@ from tools.embedding import Embedder
 from tools.entities import EntityExtractor
 from tools.profile import default_profile
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 Progress = Callable[[str], None]
 
 
@@ -84,7 +84,7 @@ def _schema(con: duckdb.DuckDBPyConnection, dim: int) -> None:
     con.execute("""CREATE TABLE rollouts (source_id VARCHAR, workload VARCHAR, template_hash VARCHAR, ts TIMESTAMPTZ,
         start_ INTEGER, end_ INTEGER)""")
     con.execute("""CREATE TABLE records (source_id VARCHAR, kind VARCHAR, service VARCHAR, environment VARCHAR,
-        start_ INTEGER, end_ INTEGER)""")
+        start_ INTEGER, end_ INTEGER, captured_at TIMESTAMPTZ)""")
 
 
 STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", "changes", "rollouts", "records",
@@ -419,7 +419,7 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
             rollouts.append((d.id, f.workload, f.template_hash, f.ts, f.at.start if f.at else 0, f.at.end if f.at else 0))
         if d.kind in ("mapping", "ownership", "config", "catalog"):
             svc = reg.resolve(d.about) or d.about
-            records.append((d.id, d.kind, svc, env, 0, len(d.text)))
+            records.append((d.id, d.kind, svc, env, 0, len(d.text), d.entry.captured_at))
     derived = {}
     for table, rows in (("streams", streams_), ("relations", relations), ("placements", placements),
                         ("changes", changes), ("rollouts", rollouts), ("records", records)):

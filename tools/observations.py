@@ -36,6 +36,14 @@ def _envs(environment: str) -> list[str]:
     return [environment, "*"]
 
 
+def _may_date_a_change(snapshots: list[tuple], start: datetime, end: datetime) -> bool:
+    """Whether two of an entity's config snapshots can show a change that took effect in [start, end]:
+    a change between snapshots is dated by the later one's capture time, or else by the deployment
+    that installed its version (a change record, found on its own). So an unreadable snapshot can hide
+    such a change only when a snapshot of the entity was captured in the range (docs/deciding.md §8)."""
+    return any(r[6] is not None and start <= r[6] <= end for r in snapshots)
+
+
 def _lines_early(rows: list[tuple]) -> list[tuple]:
     """A metric of each of the two most telling roles first, then the entity's lines, spans and
     events (they say where its errors point), then its other series: an entity with many series
@@ -165,14 +173,15 @@ class Observations:
         used = {(r[8], r[7]) for r in keep if r[6] is None}
         keep += [r for r in dated if (r[8], r[7]) in used]
         snaps = self._rows(
-            f"""SELECT r.source_id, r.start_, r.end_, 'snapshot|' || r.service, s.revision, 1.0
+            f"""SELECT r.source_id, r.start_, r.end_, 'snapshot|' || r.service, s.revision, 1.0, r.captured_at
                 FROM records r JOIN sources s USING (source_id)
                 WHERE r.kind = 'config' AND r.service IN ({marks}) AND r.environment IN (?, ?)""",
             [*entities, *_envs(environment)])
         snapshot_groups: dict[str, list[tuple]] = {}
         for r in snaps:
             snapshot_groups.setdefault(r[3], []).append(r)
-        pairs = [r for group in snapshot_groups.values() if len(group) > 1 for r in group]
+        pairs = [r[:6] for group in snapshot_groups.values() if len(group) > 1 for r in group
+                 if access.can_read(r[0]) or _may_date_a_change(group, start, end)]
         out = self._split([r[:6] for r in keep] + pairs, access, "changes")
         searched = self._rows(
             f"""SELECT DISTINCT source_id FROM changes WHERE (entity IN ({marks}) OR target IN ({marks}))
