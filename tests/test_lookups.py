@@ -63,3 +63,47 @@ def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp
     assert after == before - {gone}
     inv.index(case_copy, force=True)  # a rebuild swaps a new file in under the same path
     assert {h.source_id for h in obs.telemetry(subject, env, access).hits} == after
+
+
+def _restricted_config_twin(case_copy, captured_at: str | None) -> str:
+    """A copy of the subject's config snapshot that only another group may read."""
+    import shutil
+
+    import yaml
+
+    manifest = yaml.safe_load((case_copy / "sources.yaml").read_text())
+    case = load_case(case_copy)
+    src = next(s for s in manifest["sources"] if s["kind"] == "config" and s.get("service") == case.subject.service
+               and s.get("environment") == case.subject.environment)
+    shutil.copyfile(case_copy / src["path"], case_copy / "sources" / "restricted-config.yaml")
+    twin = {**src, "id": "restricted-config", "path": "sources/restricted-config.yaml", "groups": ["finance"]}
+    twin.pop("captured_at", None)
+    if captured_at:
+        twin["captured_at"] = captured_at
+    manifest["sources"].append(twin)
+    (case_copy / "sources.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return twin["id"]
+
+
+def _change_lookup(case_copy, embedder, tmp_path):
+    inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
+    inv.index(case_copy)
+    case = load_case(case_copy)
+    obs = Observations(inv.index_path(case, case_copy))
+    access = AccessPolicy(case_copy, case.principal).current()
+    w = case.window
+    return obs.changes([case.subject.service], case.subject.environment, w.change_from, w.end, access)
+
+
+def test_a_restricted_config_snapshot_with_no_capture_time_hides_no_change_in_the_window(tmp_path, case_copy, embedder):
+    """A change between two snapshots is dated by the later one's capture time or by the deployment
+    that installed it (a change record, found on its own): an unreadable undated copy decides nothing."""
+    twin = _restricted_config_twin(case_copy, None)
+    assert twin not in _change_lookup(case_copy, embedder, tmp_path).denied
+
+
+def test_a_restricted_config_snapshot_captured_in_the_window_may_hide_a_change(tmp_path, case_copy, embedder):
+    case = load_case(case_copy)
+    inside = (case.window.change_from + (case.window.end - case.window.change_from) / 2).isoformat()
+    twin = _restricted_config_twin(case_copy, inside)
+    assert twin in _change_lookup(case_copy, embedder, tmp_path).denied
