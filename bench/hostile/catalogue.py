@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 SECURITY_NOTE = "sources/notes/order-service-security-review-2026q2.md"  # groups: [security]
+WIKI_PAGE = "sources/notes/wiki-order-service-latency-tips.md"  # trust: untrusted
 ONE_LINE = re.compile(r"^error: (?P<file>.+?): (?P<field>[^:]+?): (?P<expected>.+)$")
 ARG_LINE = re.compile(r"^error: (?P<arg>--[a-z-]+|RUN_ID|INVESTIGATOR_[A-Z_]+): (?P<expected>.+)$")
 ARGPARSE = re.compile(r"error: argument (?P<arg>\S+)")
@@ -391,6 +392,13 @@ CATALOGUE: list[Entry] = [
     Entry("f-front-groups", F_, "front matter groups disagreeing with the manifest",
           text(SECURITY_NOTE, lambda t: re.sub(r"^groups:.*$", "groups: [everyone]", t, count=1, flags=re.MULTILINE)
                if "\ngroups:" in t else t.replace("---\n", "---\ngroups: [everyone]\n", 1))),
+    Entry("f-wiki-front-syntax", F_, "an editable (untrusted) wiki page whose front matter is not YAML",
+          text(WIKI_PAGE, lambda t: t.replace("---\n", "---\nx: [CANARY\n", 1)),
+          expect="accept", why="an untrusted page anyone may edit is left out, named on stderr; the case goes on"),
+    Entry("f-wiki-front-groups", F_, "an editable (untrusted) wiki page whose groups disagree with the manifest",
+          text(WIKI_PAGE, lambda t: re.sub(r"^groups:.*$", "groups: [everyone]", t, count=1, flags=re.MULTILINE)
+               if "\ngroups:" in t else t.replace("---\n", "---\ngroups: [everyone]\n", 1)),
+          expect="accept", why="left out like any broken editable page; its groups are never trusted over the manifest"),
     Entry("f-csv-header", F_, "finance-only CSV with a header CANARY,value", fin("metric", "csv", "c.csv", "CANARY,value\n",
                                                                                **{"c.csv.meta.yaml": "metric: m\n"})),
     Entry("f-csv-nometa", F_, "a CSV without its sidecar", fin("metric", "csv", "n.csv", "ts,value\n")),
