@@ -48,13 +48,17 @@ def test_the_same_document_is_returned_once_the_principal_may_read_it(index_root
     assert narrow_ids < wide_ids, "a readable document's stated relations are found"
 
 
-def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp_path, case_copy, embedder):
-    """Lookups share one read-only connection per index; a delete or a rebuild is never hidden by it."""
+def _indexed_copy(case_copy, embedder, tmp_path):
+    """A case copy indexed in its own workspace: the investigator, the case, its lookups and the access."""
     inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
     inv.index(case_copy)
     case = load_case(case_copy)
-    obs = Observations(inv.index_path(case, case_copy))
-    access = AccessPolicy(case_copy, case.principal).current()
+    return inv, case, Observations(inv.index_path(case, case_copy)), AccessPolicy(case_copy, case.principal).current()
+
+
+def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp_path, case_copy, embedder):
+    """Lookups share one read-only connection per index; a delete or a rebuild is never hidden by it."""
+    inv, case, obs, access = _indexed_copy(case_copy, embedder, tmp_path)
     env, subject = case.subject.environment, case.subject.service
     before = {h.source_id for h in obs.telemetry(subject, env, access).hits}
     gone = sorted(before)[0]
@@ -86,11 +90,7 @@ def _restricted_config_twin(case_copy, captured_at: str | None) -> str:
 
 
 def _change_lookup(case_copy, embedder, tmp_path):
-    inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
-    inv.index(case_copy)
-    case = load_case(case_copy)
-    obs = Observations(inv.index_path(case, case_copy))
-    access = AccessPolicy(case_copy, case.principal).current()
+    _inv, case, obs, access = _indexed_copy(case_copy, embedder, tmp_path)
     w = case.window
     return obs.changes([case.subject.service], case.subject.environment, w.change_from, w.end, access)
 
