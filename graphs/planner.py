@@ -153,16 +153,18 @@ class DeterministicPlanner:
             if way:
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=tuple(way), environment=env, start=lo, end=hi),
                           reason=f"changes of {', '.join(way)}, on the way to {root} (only its callers see it fail)")
+            found = cause_at(k, t).cause
+            if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
+                    and not (found is not None and found.change is not None)  # a change on the way explains it
+                    and not k.searches.looked("records", root)):
+                yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),
+                          reason=f"what {root} is configured with: a limit its load may have reached")
             # dependencies of the path its errors do not name: one may be a rival branch (deciding.md §4)
             tel = [e for a, e, _w in t.later if a == "telemetry" and e not in t.checked]
             if tel:
                 yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
                           reason=f"whether {', '.join(tel)}, which no error line names, show an anomaly too "
                                  f"(a rival branch would leave the root in doubt)")
-            if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
-                    and not k.searches.looked("records", root)):
-                yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),
-                          reason=f"what {root} is configured with: a limit its load may have reached")
 
     def _complete(self, case: Case, claim: CausalChainClaim, t: Trace) -> Iterable[Gap]:
         """What only completes the picture around hops the anomaly already points along: what else

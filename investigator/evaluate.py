@@ -51,6 +51,8 @@ class CaseScore(Frozen):
     leaks: int
     rounds: int
     reads: int
+    root_round: int | None = None
+    """The round by which every hop of the path to the root cause (the cause included) was read."""
     stop: str
     stop_expected: str
     seconds: float
@@ -177,6 +179,7 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
         citations=len(evidence), citations_valid=valid,
         leaks=sum(outputs.count(c) for c in expected.canaries),
         rounds=report.budgets["rounds_used"], reads=report.budgets["reads_used"],
+        root_round=max((h.round for h in causal.path if h.round is not None), default=None) if rc and causal else None,
         stop=report.stop.kind if report.stop else report.status, stop_expected=expected.stop_reason,
         seconds=seconds, verdicts=got, expected_verdicts=want,
         cause_kind=str(gen.get("cause_kind") or (gold_rc.kind if gold_rc else "") or ""),
