@@ -62,6 +62,8 @@ class CaseScore(Frozen):
     depth: int | None = None
     variant: str = ""
     error: str = ""
+    contradictions: int = 0
+    """Pairs of final verdicts of the run that contradict each other (graphs/consistency.py); always 0."""
 
     @property
     def verdict_accuracy(self) -> float:
@@ -220,11 +222,26 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                     continue
                 outputs = "\n".join([result.report.to_json(), render_markdown(result.report), store_text(ws), *log])
                 s = score(case_dir, result.report, expected, outputs, result.seconds)
+                store = getattr(inv, "store", None)
+                if store is not None:
+                    s = s.model_copy(update={"contradictions": len(_contradictions(case_dir, store.decisions(result.run_id)))})
                 progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, root "
                          f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
                          f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads")
                 scores.append(s)
     return scores
+
+
+def _contradictions(case_dir: Path, decisions: dict) -> list[str]:
+    """The one consistency check over a run's final verdicts, as the loop applies it."""
+    from graphs.consistency import contradictions
+    from graphs.hypotheses import read_blames
+    from investigator.runtime import load_case_and_sources
+    from tools.entities import EntityExtractor
+
+    case, docs, ctx = load_case_and_sources(case_dir)
+    profile = ctx.profile
+    return contradictions(case, profile, decisions, read_blames(case, EntityExtractor.from_sources(docs, profile), profile))
 
 
 def _group(scores: list[CaseScore]) -> dict[str, Any]:

@@ -35,6 +35,11 @@ def test_no_outside_incident_gets_a_false_confirmation_or_a_leak(scores):
     assert sum(s.leaks for s in scores) == 0 and all(s.citations_valid == s.citations for s in scores)
 
 
+def test_no_outside_incident_gets_verdicts_that_contradict_each_other(scores):
+    """A change refuted in one claim and the confirmed cause in another, say (graphs/consistency.py)."""
+    assert [s.case_id for s in scores if s.contradictions] == []
+
+
 def test_the_root_cause_is_found_in_nearly_every_outside_incident_that_names_one(scores):
     named = [s for s in scores if s.root_ok is not None]
     right = [s for s in named if s.root_ok]
