@@ -272,11 +272,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     missing += [f"check competing hypothesis {h} ({_what_shows(k, h)})" for h in open_comp]
     if t.ambiguous:
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
-    # a dependency of the path its errors do not name is read before the cause is confirmed: it may be
-    # a rival branch (docs/deciding.md §4)
     if t.root is not None and not t.pending:
-        missing += [f"{act} of {ent}: {why}" for act, ent, why in t.later
-                    if act == "telemetry" and ent not in t.checked]
+        missing += [f"telemetry of {ent}: {why}" for ent, why in t.unread_dependencies()]
     # a source is needed when a lookup for an entity on the path, its changes, its placement or a
     # competitor's metric returned it (docs/deciding.md §8)
     blocked = _decisive_denials(k, t, cause, open_comp)

@@ -55,6 +55,12 @@ def change_range(case: Case) -> tuple[datetime, datetime]:
     return w.search_from - w.change_lookback, w.end
 
 
+def _explained_by_a_change(k: Knowledge, t: Trace) -> bool:
+    """A change explains the root (its own, or one on the way to it): no configured limit is needed."""
+    found = cause_at(k, t).cause
+    return found is not None and found.change is not None
+
+
 class DeterministicPlanner:
     """Claims' needs in a fixed order of how much they can change the answer."""
 
@@ -153,14 +159,11 @@ class DeterministicPlanner:
             if way:
                 yield Gap(claim_id=claim.id, act=ChangesAction(entities=tuple(way), environment=env, start=lo, end=hi),
                           reason=f"changes of {', '.join(way)}, on the way to {root} (only its callers see it fail)")
-            found = cause_at(k, t).cause
             if (k.searches.done("changes", root) and not change_candidates(k, root, t.nodes[root].state.onset)
-                    and not (found is not None and found.change is not None)  # a change on the way explains it
-                    and not k.searches.looked("records", root)):
+                    and not k.searches.looked("records", root) and not _explained_by_a_change(k, t)):
                 yield Gap(claim_id=claim.id, act=RecordsAction(kinds=("config",), entity=root, environment=env),
                           reason=f"what {root} is configured with: a limit its load may have reached")
-            # dependencies of the path its errors do not name: one may be a rival branch (deciding.md §4)
-            tel = [e for a, e, _w in t.later if a == "telemetry" and e not in t.checked]
+            tel = [e for e, _why in t.unread_dependencies()]
             if tel:
                 yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(tel), environment=env),
                           reason=f"whether {', '.join(tel)}, which no error line names, show an anomaly too "

@@ -235,9 +235,9 @@ class Trace:
     roots: list[str] = field(default_factory=list)
     root: str | None = None
     ambiguous: list[str] = field(default_factory=list)
-    rivals: dict[str, str] = field(default_factory=dict)
-    """Dependencies left aside (-> the caller on the path) that explain that caller on their own, with an
-    onset no later than the root's plus the tolerance: rival branches, so the root found is not the only one."""
+    rivals: set[str] = field(default_factory=set)
+    """Dependencies left aside that explain their caller on the path on their own, with an onset no later
+    than the root's plus the tolerance: rival branches, so the root found is not the only one."""
 
     def path(self, entity: str | None = None) -> list[str]:
         out = []
@@ -251,6 +251,11 @@ class Trace:
         if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
             self.pending.append((action, entity, why))
         self.later = [p for p in self.later if p[:2] != (action, entity)]
+
+    def unread_dependencies(self) -> list[tuple[str, str]]:
+        """(entity, why): known dependencies of the path its errors did not name, not read yet; read
+        before a cause is confirmed, since one may be a rival branch (docs/deciding.md §4)."""
+        return [(e, why) for act, e, why in self.later if act == "telemetry" and e not in self.checked]
 
     def defer(self, action: str, entity: str, why: str) -> None:
         if not any(p[:2] == (action, entity) for p in (*self.pending, *self.later)):
@@ -512,22 +517,19 @@ def _rival_branches(k: Knowledge, t: Trace) -> None:
         if _reaches(k, d, below):
             continue
         t.ambiguous.append(d)
-        t.rivals[d] = x
+        t.rivals.add(d)
 
 
-def _reaches(k: Knowledge, entity: str, targets: set[str], limit: int = 8) -> bool:
+def _reaches(k: Knowledge, entity: str, targets: set[str]) -> bool:
     """A chain of stated relations leads from `entity` to one of `targets`."""
-    seen, frontier = {entity}, [entity]
-    for _ in range(limit):
-        nxt = []
-        for e in frontier:
-            for d in k.dependencies(e):
-                if d in targets:
-                    return True
-                if d not in seen:
-                    seen.add(d)
-                    nxt.append(d)
-        frontier = nxt
+    seen, todo = {entity}, [entity]
+    while todo:
+        for d in k.dependencies(todo.pop()):
+            if d in targets:
+                return True
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
     return False
 
 

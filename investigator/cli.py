@@ -37,12 +37,10 @@ def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Work
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from investigator.runtime import validate_case
+    from investigator.runtime import load_case_and_all_sources
 
-    from tools.corpus import set_aside_sources
-
-    case = validate_case(Path(args.case))
-    aside = set_aside_sources(Path(args.case))
+    case, docs, _ctx = load_case_and_all_sources(Path(args.case))
+    aside = [d for d in docs if d.set_aside is not None]
     print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims"
           + (f"; {len(aside)} untrusted source{'s' if len(aside) > 1 else ''} left out" if aside else "") + ")")
     for d in aside:

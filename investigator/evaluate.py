@@ -224,7 +224,7 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                 s = score(case_dir, result.report, expected, outputs, result.seconds)
                 store = getattr(inv, "store", None)
                 if store is not None:
-                    s = s.model_copy(update={"contradictions": len(_contradictions(case_dir, store.decisions(result.run_id)))})
+                    s = s.model_copy(update={"contradictions": len(run_contradictions(case_dir, store.decisions(result.run_id)))})
                 progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, root "
                          f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
                          f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads")
@@ -232,8 +232,8 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
     return scores
 
 
-def _contradictions(case_dir: Path, decisions: dict) -> list[str]:
-    """The one consistency check over a run's final verdicts, as the loop applies it."""
+def run_contradictions(case_dir: Path, decisions: dict) -> list[str]:
+    """The one consistency check (graphs/consistency.py) over the final verdicts of a run of a case."""
     from graphs.consistency import contradictions
     from graphs.hypotheses import read_blames
     from investigator.runtime import load_case_and_sources

@@ -36,7 +36,7 @@ from state.evidence import Evidence, Scope
 from state.steps import PlanStep
 from state.store import Grant, RunRow
 from tools.access import AccessPolicy, known_groups, snapshot
-from tools.corpus import ParseContext, SourceDoc, load_manifest, load_sources, set_aside_sources
+from tools.corpus import ParseContext, SourceDoc, load_all_sources, load_manifest, load_sources
 from tools.profile import load_profile
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
@@ -84,9 +84,15 @@ def parse_context(case: Case, case_dir: Path) -> ParseContext:
 
 def load_case_and_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
     """The case, its profile and its parsed sources; every problem is a CaseError."""
+    case, docs, ctx = load_case_and_all_sources(case_dir)
+    return case, [d for d in docs if d.set_aside is None], ctx
+
+
+def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
+    """The same, with the untrusted sources left out (`set_aside`) still in the list."""
     case = load_case(case_dir)
     ctx = parse_context(case, case_dir)
-    return case, load_sources(case_dir, load_manifest(case_dir), ctx), ctx
+    return case, load_all_sources(case_dir, load_manifest(case_dir), ctx), ctx
 
 
 def validate_case(case_dir: Path) -> Case:
@@ -120,10 +126,11 @@ class Investigator(Workspace):
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
-        case, docs, ctx = load_case_and_sources(case_dir)
-        for d in set_aside_sources(case_dir, load_manifest(case_dir), ctx):
-            self.progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
-        return case, docs
+        case, docs, _ctx = load_case_and_all_sources(case_dir)
+        for d in docs:
+            if d.set_aside is not None:
+                self.progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
+        return case, [d for d in docs if d.set_aside is None]
 
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the shared chunk index when it is missing or stale; returns None when fresh."""

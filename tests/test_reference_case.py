@@ -56,17 +56,10 @@ def test_every_shipped_case_gets_its_expected_verdicts_path_and_stop(case_run):
 
 
 def test_the_verdicts_of_every_shipped_case_never_contradict_each_other(case_run):
-    from graphs.consistency import contradictions
-    from graphs.hypotheses import read_blames
-    from investigator.runtime import load_case_and_sources
-    from tools.entities import EntityExtractor
-    from tools.profile import load_profile
+    from investigator.evaluate import run_contradictions
 
     case_dir, inv, result, _out = case_run
-    case, docs, _ctx = load_case_and_sources(case_dir)
-    profile = load_profile(case.profile)
-    blames = read_blames(case, EntityExtractor.from_sources(docs, profile), profile)
-    assert contradictions(case, profile, inv.store.decisions(result.run_id), blames) == []
+    assert run_contradictions(case_dir, inv.store.decisions(result.run_id)) == []
 
 
 def test_no_shipped_case_leaks_a_canary_or_a_bad_citation(case_run):

@@ -23,6 +23,7 @@ _EXPORTS = {
     "load_manifest": "corpus",
     "load_sources": "corpus",
     "set_aside_sources": "corpus",
+    "load_all_sources": "corpus",
     "Embedder": "embedding",
     "MiniLMEmbedder": "embedding",
     "EntityExtractor": "entities",

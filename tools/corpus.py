@@ -258,16 +258,19 @@ def _parse(shown: Path, entry: SourceEntry, text: str, revision: str, ctx: Parse
 def load_sources(case_dir: Path, manifest: Manifest | None = None, ctx: ParseContext | None = None) -> list[SourceDoc]:
     """The case's sources, parsed; an untrusted source whose content cannot be read is left out
     (`set_aside_sources` names it)."""
-    return [d for d in _all_sources(case_dir, manifest, ctx) if d.set_aside is None]
+    return [d for d in load_all_sources(case_dir, manifest, ctx) if d.set_aside is None]
 
 
 def set_aside_sources(case_dir: Path, manifest: Manifest | None = None,
                       ctx: ParseContext | None = None) -> list[SourceDoc]:
     """Untrusted sources left out because their content cannot be read, each with its problem."""
-    return [d for d in _all_sources(case_dir, manifest, ctx) if d.set_aside is not None]
+    return [d for d in load_all_sources(case_dir, manifest, ctx) if d.set_aside is not None]
 
 
-def _all_sources(case_dir: Path, manifest: Manifest | None, ctx: ParseContext | None) -> list[SourceDoc]:
+def load_all_sources(case_dir: Path, manifest: Manifest | None = None,
+                     ctx: ParseContext | None = None) -> list[SourceDoc]:
+    """Every source of the manifest, parsed, those left out (`set_aside`) included: one pass over the
+    files for a caller that needs both."""
     manifest = manifest or load_manifest(case_dir)
     _check_total_size(case_dir, manifest)
     return [load_source(case_dir, e, ctx) for e in manifest.sources]

@@ -180,8 +180,11 @@ class Observations:
         snapshot_groups: dict[str, list[tuple]] = {}
         for r in snaps:
             snapshot_groups.setdefault(r[3], []).append(r)
-        pairs = [r[:6] for group in snapshot_groups.values() if len(group) > 1 for r in group
-                 if access.can_read(r[0]) or _may_date_a_change(group, start, end)]
+        pairs = []
+        for group in snapshot_groups.values():
+            if len(group) > 1:
+                hides = _may_date_a_change(group, start, end)
+                pairs += [r[:6] for r in group if hides or access.can_read(r[0])]
         out = self._split([r[:6] for r in keep] + pairs, access, "changes")
         searched = self._rows(
             f"""SELECT DISTINCT source_id FROM changes WHERE (entity IN ({marks}) OR target IN ({marks}))
