@@ -74,6 +74,15 @@ class DeniedSource(Frozen):
     needed_for: tuple[str, ...] = ()
 
 
+class LeftOutSource(Frozen):
+    """An untrusted source whose content could not be read (broken front matter, a parser error):
+    left out of the case, so nothing of it was indexed, read or cited."""
+
+    source_id: str
+    path: str
+    problem: str
+
+
 class GrantView(Frozen):
     at: datetime
     by: str
@@ -144,6 +153,8 @@ class Report(Frozen):
     denied: tuple[DeniedSource, ...] = ()
     """Sources the run was refused, with the groups that would unlock each."""
     grants: tuple[GrantView, ...] = ()
+    left_out: tuple[LeftOutSource, ...] = ()
+    """Untrusted sources left out of the case when the run was last driven, each with its problem."""
 
     def to_json(self) -> str:
         """The report.json text; `Report.model_validate_json` reads it back to an equal report."""
@@ -372,6 +383,7 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
         timeline=tuple(_timeline(steps, grants)),
         planner=planner_summary(run, steps),
         denied=_denied(by("denied"), stop, claims, access), grants=grants,
+        left_out=tuple(LeftOutSource.model_validate(x) for x in json.loads(run.left_out or "[]")),
     )
 
 
@@ -525,6 +537,10 @@ def render_markdown(r: Report) -> str:
             lines += ["", "Missing observations:", ""] + [f"- {x}" for x in c.missing]
     if r.denied or r.grants:
         lines += ["", "## Permissions", ""] + _permission_lines(r)
+    if r.left_out:
+        lines += ["", "## Left out of the case", ""]
+        lines += [f"- `{x.source_id}` ({x.path}): {x.problem}; untrusted and unreadable as it stands, so never "
+                  f"read or cited" for x in r.left_out]
     if r.revoked:
         lines += ["", "## Revoked or stale evidence", ""]
         lines += [f"- `{x['id']}` from {x['source_id']}: {x['status']} ({x['reason']})" for x in r.revoked]

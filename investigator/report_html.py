@@ -89,6 +89,13 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 {%- endfor %}
 </ul>
 {%- endif %}
+{%- if r.left_out %}
+<h2>Left out of the case</h2><ul>
+{%- for x in r.left_out %}
+<li><code>{{ x.source_id }}</code> ({{ x.path }}): {{ x.problem }}; untrusted and unreadable as it stands, so never read or cited</li>
+{%- endfor %}
+</ul>
+{%- endif %}
 {%- if r.planner and r.planner.get("kind", "deterministic") != "deterministic" %}
 <h2>Planner</h2><p>{{ r.planner.get("model") or "?" }}{% if r.planner.get("endpoint") %} at {{ r.planner.endpoint }}{% endif %}: {{ r.planner.get("rounds", 0) }} rounds planned, the model chose {{ r.planner.get("model_chose", 0) }}; {{ r.planner.get("calls", 0) }} calls, {{ r.planner.get("tokens", 0) }} tokens; endpoint failures {{ r.planner.get("endpoint_failures", 0) }}</p>
 {%- endif %}

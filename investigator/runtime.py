@@ -126,11 +126,21 @@ class Investigator(Workspace):
 
     def _load(self, case_dir: Path) -> tuple[Case, list[SourceDoc]]:
         """The case and its parsed sources, validated once per public call."""
+        case, docs, _aside = self._load_all(case_dir)
+        return case, docs
+
+    def _load_all(self, case_dir: Path) -> tuple[Case, list[SourceDoc], list[SourceDoc]]:
+        """The case, the sources it reads, and the untrusted ones left out (named on progress)."""
         case, docs, _ctx = load_case_and_all_sources(case_dir)
-        for d in docs:
-            if d.set_aside is not None:
-                self.progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
-        return case, [d for d in docs if d.set_aside is None]
+        aside = [d for d in docs if d.set_aside is not None]
+        for d in aside:
+            self.progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
+        return case, [d for d in docs if d.set_aside is None], aside
+
+    def _record_left_out(self, run_id: str, aside: list[SourceDoc]) -> None:
+        """What this drive left out, for the report (a resume records it again: pages mend and break)."""
+        self.store.set_left_out(run_id, [{"source_id": d.id, "path": str(d.entry.path), "problem": d.set_aside or ""}
+                                         for d in aside])
 
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the shared chunk index when it is missing or stale; returns None when fresh."""
@@ -319,7 +329,7 @@ class Investigator(Workspace):
         if run_id is not None:
             checked_name(run_id, "run_id")  # it becomes a folder name (the report's): a name, never a path
         case_dir = Path(case_dir)
-        case, docs = self._load(case_dir)
+        case, docs, aside = self._load_all(case_dir)
         if retrieval not in RETRIEVAL_TOOLS:
             raise ConfigError(f"retrieval {retrieval!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
         if run_id is not None and self.store.has_run(run_id):  # a named run is checked before any index work
@@ -328,6 +338,7 @@ class Investigator(Workspace):
         access = AccessPolicy(case_dir, case.principal, deleted=_tombstones(self.index_path(case, case_dir))).current()
         run = self._create_held(case, case_dir, retrieval, run_id, access.watermark)
         run_id = run.run_id
+        self._record_left_out(run_id, aside)
         for ie in case.initial_evidence:
             self.store.add_evidence(run_id, f"initial:{ie.id}", Evidence(
                 id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
@@ -384,7 +395,8 @@ class Investigator(Workspace):
         with self._driving(run, asked=asked):
             case_dir = Path(run.case_dir)
             if loaded is None:
-                case, docs = self._load(case_dir)
+                case, docs, aside = self._load_all(case_dir)
+                self._record_left_out(run.run_id, aside)
                 tool = self._prepare(case, case_dir, docs, run.retrieval)
             else:
                 case, docs, tool = loaded

@@ -63,6 +63,9 @@ class RunRow(SQLModel, table=True):
     """The LLM planner's endpoint, model, token budget and timeout as JSON (never an API key)."""
     error: str | None = None
     """The last error that stopped a drive of the run (one line, never source text)."""
+    left_out: str | None = None
+    """JSON list of `{source_id, path, problem}`: untrusted sources whose content could not be read
+    when the run was last driven, left out of the case (their text was never read)."""
     attempts: int | None = 0
     """Drives in a row that ended in an error or whose worker vanished (reset by a clean drive)."""
     created_at: datetime = Field(default_factory=_now)
@@ -390,6 +393,11 @@ class Store:
             res = conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id, col(RunRow.owner) == owner)
                                .values(lease_until=now + ttl))
         return res.rowcount == 1
+
+    def set_left_out(self, run_id: str, left_out: list[dict[str, str]]) -> None:
+        """Record which untrusted sources this drive of the run left out (see `RunRow.left_out`)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(RunRow).where(col(RunRow.run_id) == run_id).values(left_out=json.dumps(left_out)))
 
     def release(self, run_id: str, owner: str) -> None:
         with self.engine.begin() as conn:

@@ -112,6 +112,22 @@ def test_an_editable_page_with_broken_front_matter_is_left_out_and_the_case_goes
     assert "1 untrusted source left out" in got.stdout and WIKI.rsplit("/", 1)[-1] in got.stderr
 
 
+def test_a_run_names_the_page_it_left_out_in_its_report(case_copy, make_investigator):
+    """Whoever reads the answer learns that a page was not considered, and why, without rerunning
+    `validate`: report.json, report.md and report.html name it with its problem; nothing of it is cited."""
+    from investigator.report import Report, render_markdown
+    from investigator.report_html import render_html
+
+    path = case_copy / WIKI
+    path.write_text(path.read_text().replace("---\n", "---\nstatus: [broken\n", 1))
+    result = make_investigator().start(case_copy)
+    r = Report.model_validate_json(result.report.to_json())
+    assert [(x.source_id, x.path) for x in r.left_out] == [("wiki-order-service-latency-tips", WIKI)]
+    assert "front matter" in r.left_out[0].problem
+    assert all(e.source_id != "wiki-order-service-latency-tips" for e in r.evidence)
+    assert "## Left out of the case" in render_markdown(r) and "Left out of the case" in render_html(r)
+
+
 def test_a_verified_page_with_broken_front_matter_still_stops_the_case(case_copy):
     path = case_copy / "sources/runbooks/order-service-runbook-v3.md"
     path.write_text(path.read_text().replace("---\n", "---\nstatus: [broken\n", 1))
