@@ -85,9 +85,11 @@ def report(cases: list[dict]) -> str:
         lines.append(f"- {tool}: p50 {_q(secs, 0.5):.1f} s, p95 {_q(secs, 0.95):.1f} s, max {max(secs):.1f} s")
     deep = [c for c in cases if c["depth_gold"] == 5]
     if deep:
-        lines += ["", "Depth-5 incidents (rounds, reads; the round by which the root cause was reached): " + ", ".join(
-            f"{c['case_id']} [{c['retrieval']}] {c['rounds']}/{c['reads']}"
-            + (f" (root by round {c['root_round']})" if c.get("root_round") else "") for c in deep)]
+        lines += ["", "Depth-5 incidents (rounds, reads; the round and reads by which the root cause was reached): "
+                  + ", ".join(f"{c['case_id']} [{c['retrieval']}] {c['rounds']}/{c['reads']}"
+                              + (f" (root by round {c['root_round']}" + (f", {c['root_reads']} reads"
+                                                                       if c.get("root_reads") else "") + ")"
+                                 if c.get("root_round") else "") for c in deep)]
     misses = [c for c in cases if (c["names_root"] and not c["root_ok"]) or c["stop"] != c["stop_expected"]
               or not c["ce_ok"] or c["false_confirmations"]]
     lines += ["", "Misses:", ""]

@@ -136,12 +136,18 @@ class DeterministicPlanner:
                              f"no later than its caller, and where its own errors point")
         rel = [e for a, e, _w in t.pending if a == "relations"]
         if rel:
-            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel), environment=env),
-                      reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed")
+            # the subject's other dependencies ride along: a second anomalous one would be a rival root
+            ride = [e for a, e, _w in t.later if a == "relations" and e == s and e not in rel]
+            yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(rel + ride), environment=env),
+                      reason=f"what {', '.join(rel)} depend on (stated relations) is where the anomaly can be followed"
+                             + (f"; and what else {s} depends on (a rival branch)" if ride else ""))
         rest = [e for e in tel if e not in t.named]
         if rest:
-            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(rest), environment=env),
-                      reason=f"whether {', '.join(rest)} show an anomaly no later than the entity that depends on them")
+            # the dependencies left aside ride along: each is read before a cause is confirmed anyway
+            aside = [e for e, _why in t.unread_dependencies() if e not in rest]
+            yield Gap(claim_id=claim.id, act=TelemetryAction(entities=tuple(rest + aside), environment=env),
+                      reason=f"whether {', '.join(rest)} show an anomaly no later than the entity that depends on them"
+                             + (f"; and {', '.join(aside)}, which no error line names (a rival branch)" if aside else ""))
         cons = [e for a, e, _w in t.pending if a == "consumers"]
         if cons:
             yield Gap(claim_id=claim.id, act=RelationsAction(entities=tuple(cons), environment=env, direction="consumers"),

@@ -53,6 +53,8 @@ class CaseScore(Frozen):
     reads: int
     root_round: int | None = None
     """The round by which every hop of the path to the root cause (the cause included) was read."""
+    root_reads: int | None = None
+    """The reads made up to and including `root_round`: what reaching the root cause cost."""
     stop: str
     stop_expected: str
     seconds: float
@@ -182,6 +184,7 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
         leaks=sum(outputs.count(c) for c in expected.canaries),
         rounds=report.budgets["rounds_used"], reads=report.budgets["reads_used"],
         root_round=max((h.round for h in causal.path if h.round is not None), default=None) if rc and causal else None,
+        root_reads=max((h.reads for h in causal.path if h.reads is not None), default=None) if rc and causal else None,
         stop=report.stop.kind if report.stop else report.status, stop_expected=expected.stop_reason,
         seconds=seconds, verdicts=got, expected_verdicts=want,
         cause_kind=str(gen.get("cause_kind") or (gold_rc.kind if gold_rc else "") or ""),

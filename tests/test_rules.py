@@ -12,7 +12,7 @@ from graphs.deciders import decide_causal, decide_counter_evidence
 from graphs.rules import cause_at, entity_state, explains, trace
 from state.case import CausalChainClaim, CounterEvidenceClaim
 from state.facts import UPSTREAM
-from state.evidence import ChangesAction, TelemetryAction
+from state.evidence import ChangesAction, RelationsAction, TelemetryAction
 from state.facts import PlacementFact, RelationFact, SignalFact
 
 CLAIM = CausalChainClaim(id="cause", kind="causal_chain", statement="s")
@@ -647,3 +647,35 @@ def test_a_competitor_whose_series_rose_by_a_few_milliseconds_does_not_explain_a
         w.read(rise("db", -1, base=0.0001, level=level, name="db_p95_ms"))
         d = decide_counter_evidence(claim, w.knowledge())
         assert d.verdict == verdict, (level, d.rule)
+
+
+def _gaps(w: World):
+    from graphs.planner import DeterministicPlanner
+
+    k = w.knowledge()
+    return list(DeterministicPlanner().gaps(w.case, {}, k, trace(k, "web", 6)))
+
+
+def test_what_else_the_subject_depends_on_is_looked_up_with_the_next_relations_lookup():
+    """The subject's errors name s1, so its other dependencies wait; they are asked for together with
+    what s1 depends on, costing no round of their own (a second broken dependency is a rival root)."""
+    w = World()
+    w.read(rise("web", 0), names("web", "s1", 0.5, kind="service"))
+    w.read(dep("web", "s1"), source_kind="log")
+    w.read(rise("s1", -3))
+    w.looked(TelemetryAction(entities=("web",), environment="prod"))
+    w.looked(TelemetryAction(entities=("s1",), environment="prod"))
+    rel = next(g.act for g in _gaps(w) if isinstance(g.act, RelationsAction))
+    assert set(rel.entities) == {"s1", "web"}
+
+
+def test_dependencies_left_aside_are_read_with_the_next_batch_of_dependencies():
+    """web's errors name s1; web's other dependency is read in the same lookup as s1's dependencies,
+    not in a round of its own after the root is found."""
+    w = World()
+    w.read(rise("web", 0), names("web", "s1", 0.5, kind="service"))
+    w.read(dep("web", "s1"), dep("web", "other"), dep("s1", "a"), dep("s1", "b"), source_kind="catalog")
+    w.read(rise("s1", -3))
+    w.everything_looked("web", "s1")
+    tel = [g.act for g in _gaps(w) if isinstance(g.act, TelemetryAction)]
+    assert tel and set(tel[0].entities) == {"a", "b", "other"}
