@@ -63,6 +63,14 @@ def row(name: str, cs: list[dict]) -> str:
             f"| {statistics.mean(reads_hop) if reads_hop else 0:.1f} |")
 
 
+def _cost(c: dict) -> str:
+    """`case [tool] rounds/reads (root by round R, N reads)`: what the run cost, and what reaching its root did."""
+    line = f"{c['case_id']} [{c['retrieval']}] {c['rounds']}/{c['reads']}"
+    if not c.get("root_round"):
+        return line
+    return line + f" (root by round {c['root_round']}" + (f", {c['root_reads']} reads" if c.get("root_reads") else "") + ")"
+
+
 def report(cases: list[dict]) -> str:
     lines = ["| group | cases | root right | confirmed, right root | false conf. | counter-evidence right "
              "| stop right | rounds / hop | reads / hop |", "|" + " --- |" * 9]
@@ -86,10 +94,7 @@ def report(cases: list[dict]) -> str:
     deep = [c for c in cases if c["depth_gold"] == 5]
     if deep:
         lines += ["", "Depth-5 incidents (rounds, reads; the round and reads by which the root cause was reached): "
-                  + ", ".join(f"{c['case_id']} [{c['retrieval']}] {c['rounds']}/{c['reads']}"
-                              + (f" (root by round {c['root_round']}" + (f", {c['root_reads']} reads"
-                                                                       if c.get("root_reads") else "") + ")"
-                                 if c.get("root_round") else "") for c in deep)]
+                  + ", ".join(_cost(c) for c in deep)]
     misses = [c for c in cases if (c["names_root"] and not c["root_ok"]) or c["stop"] != c["stop_expected"]
               or not c["ce_ok"] or c["false_confirmations"]]
     lines += ["", "Misses:", ""]
