@@ -157,7 +157,7 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
     new_ids: list[str] = []
     failed: list[str] = []
     denied: list[str] = []
-    spans_read: set[tuple[str, str, int, int]] = set()
+    opened_ok: set[tuple[str, str]] = set()
     reg = deps.registry()
     for hit in state.get("hits", []):
         if budget_left <= 0:
@@ -181,11 +181,13 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
                 rec = rec.model_copy(update={"start": cite.start, "end": cite.end})
             except Exception as exc:  # a source that parses but cannot be read as its kind: a failed read, named
                 rec = rec.model_copy(update={"outcome": "failed", "detail": f"could not derive facts ({type(exc).__name__})"})
-        # two hits of one round that anchor to the same span (one section asked about two entities)
-        # are one read: facts are derived for each, the read is recorded and paid for once
-        span_key = (rec.source_id, rec.version, rec.start, rec.end)
-        again = rec.outcome == "ok" and span_key in spans_read
-        spans_read.add(span_key)
+        # a read is one source version opened in one round: further regions of it that the round
+        # needs (a second series of one export, a second pod of one listing, the same section asked
+        # about two entities) come from that opening; facts are derived for each, paid for once
+        opened = (rec.source_id, rec.version)
+        again = rec.outcome == "ok" and opened in opened_ok
+        if rec.outcome == "ok":
+            opened_ok.add(opened)
         if not again and store.add_read(run, key, round_, rec):
             budget_left -= 1
         reads.append(ReadRef(source_id=hit.source_id, chunk_id=hit.chunk_id, region=region(hit), outcome=rec.outcome,

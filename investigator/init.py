@@ -28,6 +28,7 @@ from state.limits import SOURCE_BYTES, YAML_BYTES
 from investigator.inventory import lookup, parse_inventory, read_inventory
 from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
+from tools.formats.changes import argocd_workloads
 from tools.formats.logs import parse_time
 from tools.profile import default_profile
 
@@ -171,6 +172,14 @@ ASSUMED_KINDS = frozenset({"change", "log", "metric", "trace", "kubernetes", "co
 or a document naming none stays `*`: it is about every environment)."""
 
 
+def _deployed_workload(kind: str, fmt: str, text: str) -> str | None:
+    """The one workload a GitOps application's history deploys, where its own status names it."""
+    if kind != "change" or fmt != "argocd":
+        return None
+    found = argocd_workloads(text)
+    return found[0] if len(found) == 1 else None
+
+
 def _skip_reason(p: Path, text: str) -> str:
     name = p.name.lower()
     if name.endswith((".meta.yaml", ".meta.yml")):
@@ -287,7 +296,8 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             if env == "*" and kind in ASSUMED_KINDS:  # exported for this incident, naming no other environment
                 env = alert.environment
                 assumed.append(rel.as_posix())
-            service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, about.get("service"))
+            listed = _deployed_workload(kind, fmt, text) or about.get("service")
+            service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, listed)
             if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
                 sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
                 (tmp / dest.with_name(dest.name + ".meta.yaml")).write_text(sidecar_text)

@@ -75,6 +75,29 @@ def test_environment_and_service_come_from_the_material(tmp_path, material):
     assert src["checkout.prod.jsonl"]["environment"] == "prod" and src["checkout.prod.jsonl"]["service"] == "checkout"
 
 
+def _argocd_app(app: str, workloads: list[str]) -> str:
+    return json.dumps({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                       "metadata": {"name": app, "namespace": "argocd"},
+                       "spec": {"destination": {"namespace": "batch"}},
+                       "status": {"history": [{"id": 12, "revision": "9f1c2e", "deployedAt": "2026-04-29T10:30:02Z",
+                                               "deployStartedAt": "2026-04-29T10:30:00Z"}],
+                                  "operationState": {"phase": "Succeeded", "syncResult": {"resources": [
+                                      {"kind": "Deployment", "name": w, "namespace": "batch"} for w in workloads]}}}},
+                      indent=2)
+
+
+def test_a_gitops_application_is_about_the_workload_it_deploys_not_its_own_name(tmp_path, material):
+    """An Argo CD app called `reports-nightly` that syncs Deployment `report-builder`: its history
+    is the workload's changes, as an on-call engineer reads it, with no inventory to say so."""
+    (material / "changes").mkdir()
+    (material / "changes" / "argocd-app-reports-nightly-prod.json").write_text(
+        _argocd_app("reports-nightly-prod", ["report-builder"]))
+    (material / "changes" / "argocd-app-two-prod.json").write_text(_argocd_app("two-prod", ["alpha", "beta"]))
+    src = _sources(initialise(tmp_path / "alert.json", material, tmp_path / "case").case_dir)
+    assert src["argocd-app-reports-nightly-prod.json"]["service"] == "report-builder"
+    assert src["argocd-app-two-prod.json"]["service"] == "two", "several workloads: the file's own name stays"
+
+
 def test_globs_are_shell_style_over_the_relative_path():
     assert glob_matches("logs/a.jsonl", "**/*.jsonl") and glob_matches("a.jsonl", "**/*.jsonl")
     assert glob_matches("security/x/note.md", "security/**") and not glob_matches("security/x/note.md", "security/*")

@@ -7,6 +7,7 @@ ScalingReplicaSet event later (the rules join them), or stays undated.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -94,6 +95,28 @@ def parse_argocd(text: str, service: str, environment: str) -> tuple[list[Change
                               revision=as_text(v.get("id", "")) or None))
             prev = rev
     return out, bad
+
+
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Rollout", "CronJob", "Job")
+
+
+def argocd_workloads(text: str) -> tuple[str, ...]:
+    """The workloads an Argo CD Application deploys, as its own status lists them
+    (`status.resources`, `status.operationState.syncResult.resources`): what its history changes.
+    The Application's name is a GitOps handle that need not be any workload's."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ()
+    status = data.get("status") if isinstance(data, dict) else None
+    if not isinstance(status, dict):
+        return ()
+    op = status.get("operationState")
+    sync = op.get("syncResult") if isinstance(op, dict) else None
+    lists = [status.get("resources"), sync.get("resources") if isinstance(sync, dict) else None]
+    names = [str(r["name"]) for rs in lists if isinstance(rs, list) for r in rs
+             if isinstance(r, dict) and r.get("kind") in _WORKLOAD_KINDS and r.get("name")]
+    return tuple(dict.fromkeys(names))
 
 
 def parse_rollout(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
