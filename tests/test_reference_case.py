@@ -125,10 +125,18 @@ def test_the_report_carries_the_run_facts_an_on_call_engineer_needs(reference_ru
         assert claim["rule"] and claim["verdict"] in ("confirmed", "inferred", "insufficient", "refuted")
 
 
-def test_a_span_is_read_and_paid_for_once_a_round_even_when_two_hits_land_on_it(case_run):
-    """Two chunks that anchor to one section (asked about two entities) are one read of the budget."""
+def test_a_source_is_opened_and_paid_for_once_a_round_whatever_regions_the_round_reads_in_it(case_run):
+    """Two series of one export, two pods of one listing, one section asked about two entities: a
+    round opens the source once and pays one read; every region it read is still cited."""
+    from state.steps import ReadStep
+
     _case_dir, inv, result, _out = case_run
     reads = inv.store.reads(result.run_id)
-    spans = [(n, r.source_id, r.version, r.start, r.end) for n, r in reads if r.outcome == "ok"]
-    assert len(spans) == len(set(spans))
+    opened = [(n, r.source_id, r.version) for n, r in reads if r.outcome == "ok"]
+    assert len(opened) == len(set(opened))
     assert result.report.budgets["reads_used"] == len(reads)
+    regions = {(s.step.round, r.region) for s in inv.store.steps(result.run_id) if isinstance(s.step, ReadStep)
+               for r in s.step.reads if r.outcome == "ok"}
+    assert len(regions) >= len(opened)
+    cited = {(e.source_id, e.version) for e in result.report.evidence if e.kind == "read"}
+    assert {(sid, v) for _n, sid, v in opened} <= cited
