@@ -86,6 +86,29 @@ def test_the_host_of_a_url_in_a_config_value_is_a_domain_entity_no_other_source_
     assert ("web", "api.vendor.example") in hops
 
 
+def test_the_url_a_log_line_calls_is_a_domain_and_the_line_states_the_hop_to_it(tmp_path):
+    """deciding.md §1: `call https://h/… failed` names the host the writer depends on, as a config
+    value would; a URL the line merely mentions (no relation phrase before it) makes no entity."""
+    from state.sources import SourceEntry
+    from tools import derive
+    from tools.corpus import ParseContext, load_source
+    from tools.profile import default_profile
+
+    (tmp_path / "billing.log").write_text(
+        "2026-05-05T19:55:11Z ERROR billing call https://Pay.Partner.example/v1/charges failed: x509: certificate has expired\n"
+        "2026-05-05T19:56:11Z INFO billing see https://wiki.example.org/runbook for the procedure\n"
+        "2026-05-05T19:57:11Z ERROR billing calling http://10.0.0.7:8080/x failed: connection refused\n")
+    doc = load_source(tmp_path, SourceEntry(id="billing-log", path="billing.log", kind="log", format="plain",
+                                            environment="prod", service="billing", groups=("ops",)),
+                      ParseContext(default_profile()))
+    reg = EntityExtractor.from_sources([doc], default_profile())
+    assert reg.kind_of("pay.partner.example") == "domain"
+    assert reg.resolve("wiki.example.org") is None, "a link in a message is no dependency"
+    assert reg.resolve("10.0.0.7") is None, "an address is no entity"
+    hops = [(r.source, r.target) for r in derive.log_relations(doc, reg, default_profile())]
+    assert hops == [("billing", "pay.partner.example")]
+
+
 def test_a_url_host_that_a_known_entity_covers_is_that_entity_not_a_new_domain(tmp_path):
     from state.sources import SourceEntry
     from tools.corpus import ParseContext, load_source

@@ -170,6 +170,11 @@ class EntityExtractor:
                 for part in _value_parts(st.value):
                     if "://" in part and (host := cls.host_of(part)) and "." in host and not _IP.fullmatch(host):
                         targets.append(host.lower())
+        # so is the URL a log line calls: `call https://api.vendor.example/v2 failed` names the host
+        # the writer depends on, as a config value pointing at it would (deciding.md §1)
+        if profile is not None:
+            for doc in docs:
+                targets.extend(_called_hosts(doc, profile.relation_phrase_re))
         # a change target is a new entity (a domain) only when no known name or alias covers it
         extra = {t: ("domain" if "." in t else "service") for t in dict.fromkeys(targets) if reg.resolve(t) is None}
         if extra:
@@ -315,3 +320,18 @@ class EntityExtractor:
 
 
 EntityRegistry = EntityExtractor
+
+
+def _called_hosts(doc: SourceDoc, phrase: re.Pattern[str]) -> list[str]:
+    """Hosts of URLs written right after a relation phrase in a log line (`calling https://h/…`)."""
+    out: list[str] = []
+    for e in doc.events:
+        text = doc.text[e.start:e.end]
+        if "://" not in text:
+            continue
+        for m in phrase.finditer(text):
+            first = text[m.end():m.end() + 200].split(None, 1)
+            if first and "://" in first[0] and (host := EntityExtractor.host_of(first[0].strip("\"'<>()[],;"))) \
+                    and "." in host and not _IP.fullmatch(host):
+                out.append(host.lower())
+    return out
