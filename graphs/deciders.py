@@ -334,7 +334,9 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competit
     # the path's own frontier: decisive once nothing readable is left to extend it
     # and the root's own sources are decisive only once the path has settled on it: while readable
     # lookups can still carry the path below, the root is provisional and so are its denials
-    out = list(t.blocked) if not t.pending else []
+    named = cause is not None and cause.change is not None and cause.change.implicated
+    # what the root depends on is open like its changes and signals: not once the anomaly names the change
+    out = [d for d in t.blocked if not (named and t.blocked_at.get(d) == t.root)] if not t.pending else []
     if t.root is not None and not t.pending:
         if cause is None or cause.change is None or not cause.change.implicated:
             # a cause chosen by timing alone is open while the root's changes or its own signals (the
@@ -347,6 +349,8 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competit
                 out += k.searches.denied("telemetry", t.root)
         if cause is None or cause.change is None:
             out += k.searches.denied("placement", t.root)
+        if not named:
+            out += t.beside
     out += [d for h in open_competitors for d in _hypothesis_denied(k, h)]
     return list(dict.fromkeys(out))
 

@@ -131,6 +131,10 @@ class Searches:
         """The lookup ran and nothing it returned is left unread. One that met a denial under an
         older access watermark is not done: after a grant it may return what was denied."""
         got = self.looked(action, entity, **kw)  # type: ignore[arg-type]
+        if kw.get("metric") is not None and any(lk.metric is None and lk.denied for lk in got):
+            # a lookup of every signal that met a denial cannot say whether the unreadable source holds
+            # this metric; a lookup of the metric itself can
+            got = [lk for lk in got if lk.metric == kw["metric"]]
         if not got:
             return False
         last = got[-1]
@@ -139,7 +143,10 @@ class Searches:
     def denied(self, action: str, entity: str, **kw: str | None) -> list[str]:
         """Sources a lookup about `entity` met and could not read; in a lookup of several entities, only
         those returned for `entity` (a restricted series of one is not about the others)."""
-        return list(dict.fromkeys(d for lk in self.looked(action, entity, **kw) for d in lk.denied  # type: ignore[arg-type]
+        metric = kw.get("metric")
+        looked = [lk for lk in self.looked(action, entity, **kw)  # type: ignore[arg-type]
+                  if metric is None or lk.metric == metric]  # what a lookup of every signal met need not hold it
+        return list(dict.fromkeys(d for lk in looked for d in lk.denied
                                   if (self.watermark is None or lk.watermark == self.watermark)
                                   and (d not in {x for x, _e in lk.denied_about} or (d, entity) in lk.denied_about)))
 

@@ -228,6 +228,12 @@ class Trace:
     errors point elsewhere; any that are anomalous and never joined the path are listed."""
     blocked: list[str] = field(default_factory=list)
     """Denied sources a lookup for an entity on the path returned."""
+    blocked_at: dict[str, str] = field(default_factory=dict)
+    """Denied source in `blocked` -> the entity whose lookup first returned it."""
+    beside: list[str] = field(default_factory=list)
+    """Denied sources of an entity that left the path because its own signals are healthy and
+    nothing changed on the way to it (its caller's side of the call failed): they could only say
+    something stands in front of it, which matters while the anomaly does not name the cause."""
     failed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     checked: dict[str, str] = field(default_factory=dict)
@@ -246,6 +252,12 @@ class Trace:
             out.append(cur)
             cur = self.nodes[cur].parent
         return list(reversed(out))
+
+    def block(self, entity: str, sources: list[str] | tuple[str, ...]) -> None:
+        for d in sources:
+            if d not in self.blocked:
+                self.blocked.append(d)
+                self.blocked_at[d] = entity
 
     def need(self, action: str, entity: str, why: str) -> None:
         if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
@@ -330,7 +342,7 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
                 t.defer("telemetry", d, why + f" (not named by {x}'s errors)")
         if not led:
             # what x depends on, where nothing it names explains it, may be in a source it cannot read
-            t.blocked += [d for d in k.searches.denied("relations", x) if d not in t.blocked]
+            t.block(x, k.searches.denied("relations", x))
         if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in (*CONDUITS, *MACHINES):
             if led:
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
@@ -358,6 +370,9 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
                 t.checked[root] = (f"{root}'s signals are healthy and nothing changed on the way to it; {parent}'s "
                                    f"errors naming it point at {parent}'s side of the call")
                 del t.nodes[root]
+                gone = [d for d in t.blocked if t.blocked_at.get(d) == root]
+                t.blocked = [d for d in t.blocked if d not in gone]
+                t.beside += [d for d in gone if d not in t.beside]
                 t.roots = [r for r in t.roots if r != root]
                 if parent is not None and not any(n.parent == parent for n in t.nodes.values()):
                     t.roots.append(parent)
@@ -397,7 +412,7 @@ def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref
             unknown.append((d, f"whether {d} (a dependency of {x}) shows an anomaly"))
             continue
         if st.status == "denied":
-            t.blocked += [s for s in st.denied if s not in t.blocked]
+            t.block(d, st.denied)
             t.checked[d] = f"{d}'s telemetry is not readable ({', '.join(st.denied)})"
             continue
         if st.status == "failed":
@@ -433,7 +448,7 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
             t.need("telemetry", c, f"whether {c}, which also uses {x}, put load on it first")
             continue
         if st.status == "denied":
-            t.blocked += [s for s in st.denied if s not in t.blocked]
+            t.block(c, st.denied)
             continue
         loads = [r for r in st.load if r[0].onset is not None and node.state.onset is not None
                  and r[0].onset <= node.state.onset + k.case.window.onset_tolerance]

@@ -205,6 +205,10 @@ class Profile(Frozen):
         return ", ".join(self.change_types)
 
     def change_type(self, written: str) -> str:
-        """The normalised change type of a type as written (`release` → deployment)."""
+        """The normalised change type of a type as written (`release` → deployment); a compound an
+        export tool writes (`config-only`, `hotfix release`) is the one type its words name."""
         key = written.strip().lower().replace("-", "_").replace(" ", "_")
-        return self._change_words.get(key, key or "other")
+        if key in self._change_words:
+            return self._change_words[key]
+        named = {self._change_words[w] for w in key.split("_") if w in self._change_words}
+        return named.pop() if len(named) == 1 else (key or "other")

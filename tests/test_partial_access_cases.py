@@ -29,10 +29,10 @@ COPIES = 5
 """Restricted copies of each source, each a source of its own (five groups' exports of the same data)."""
 
 
-def _restricted_copies(case_dir: Path, dst: Path) -> int:
+def _restricted_copies(case_dir: Path, dst: Path, *, of_root: bool = False) -> int:
     """Copy the case, adding a restricted twin of every telemetry and config source about the subject
-    (when the subject is not the root) or about an entity off the expected path. Returns how many
-    were added."""
+    (when the subject is not the root) or about an entity off the expected path — or, `of_root`, of
+    every log and config of the root cause's entity. Returns how many were added."""
     shutil.copytree(case_dir, dst)
     expected = load_expected(case_dir)
     assert expected.root_cause is not None
@@ -41,7 +41,10 @@ def _restricted_copies(case_dir: Path, dst: Path) -> int:
     manifest = yaml.safe_load((dst / "sources.yaml").read_text(encoding="utf-8"))
     added = []
     for s in manifest["sources"]:
-        if s.get("kind") not in COPIED_KINDS or s.get("service") in on_path_below:
+        if of_root:
+            if s.get("kind") not in ("log", "config") or s.get("service") != expected.root_cause.entity:
+                continue
+        elif s.get("kind") not in COPIED_KINDS or s.get("service") in on_path_below:
             continue
         src = dst / s["path"]
         if not src.is_file():
@@ -97,3 +100,25 @@ def test_restricted_telemetry_about_the_subject_or_off_the_path_changes_no_verdi
     assert before is not None and after is not None
     assert (after.entity, after.change, after.kind) == (before.entity, before.change, before.kind)
     assert CANARY not in guarded.model_dump_json()
+
+
+@pytest.mark.parametrize("case_dir", CONFIRMED, ids=lambda p: p.name)
+def test_restricted_copies_of_the_roots_own_lines_and_config_change_nothing_once_the_anomaly_names_the_change(
+        case_dir, investigator, tmp_path):
+    """The root's log or `.env` exported again by a team the principal is not in: its lines might
+    say more, which matters while the cause is chosen by timing — not once the readable anomaly
+    itself names what the change changed (docs/deciding.md §8)."""
+    plain = investigator.start(case_dir).report
+    cause = next(c for c in plain.claims if c.kind == "causal_chain").root_cause
+    assert cause is not None
+    if cause.change is None or not cause.element:
+        pytest.skip("the cause is not named by the anomaly here: the root's own lines are decisive (§8)")
+    twin = tmp_path / case_dir.name
+    if not _restricted_copies(case_dir, twin, of_root=True):
+        pytest.skip("no log or config of the root's entity to copy")
+    guarded = investigator.start(twin).report
+    assert {c.id: c.verdict for c in guarded.claims} == {c.id: c.verdict for c in plain.claims}, \
+        ([c.missing for c in guarded.claims if c.verdict == "insufficient"], guarded.stop)
+    assert guarded.stop.kind == plain.stop.kind
+    after = next(c for c in guarded.claims if c.kind == "causal_chain").root_cause
+    assert after is not None and (after.entity, after.change, after.kind) == (cause.entity, cause.change, cause.kind)

@@ -679,3 +679,58 @@ def test_dependencies_left_aside_are_read_with_the_next_batch_of_dependencies():
     w.everything_looked("web", "s1")
     tel = [g.act for g in _gaps(w) if isinstance(g.act, TelemetryAction)]
     assert tel and set(tel[0].entities) == {"a", "b", "other"}
+
+
+def test_an_unreadable_source_that_may_say_what_the_root_depends_on_does_not_block_the_change_the_anomaly_names():
+    """A restricted copy of the root's config may state another dependency; while the cause is chosen by
+    timing it could be the real root, but once the anomaly's own lines name what the change changed, it
+    cannot take the cause away (docs/deciding.md §8)."""
+    w = cascade(depth=2)
+    w.looked(RelationsAction(entities=("s2",), environment="prod"), denied=("s2-config-restricted",))
+    d, _k = decide(w)
+    assert d.verdict == "insufficient" and "s2-config-restricted" in d.blocked_by, "timing alone: it could say more"
+    w.read(names("s2", "pool_size", -4))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and d.blocked_by == () and d.root_cause.change == "CFG-1", d.missing
+
+
+def test_an_unreadable_log_of_the_subject_is_no_evidence_for_a_competitors_metric():
+    """A lookup of every signal of web met a restricted log: it cannot hold web's cpu series, so the
+    competitor that predicts cpu is not blocked by it; the lookup of the cpu series itself is still to
+    be made, and a restricted cpu series it meets is what blocks."""
+    hyp = [{"id": "h", "statement": "cpu", "predicts": {"metric": "cpu_pct", "direction": "up", "min_ratio": 1.5}}]
+    claim = CausalChainClaim(id="cause", kind="causal_chain", statement="s", competitors=("h",))
+    w = cascade(depth=1)
+    w.case = case(competitors=("h",), hypotheses=hyp)
+    w.looked(TelemetryAction(entities=("web",), environment="prod"), denied=("web-log-security",))
+    d, k = decide(w, claim)
+    assert "web-log-security" not in d.blocked_by and d.verdict != "insufficient", d.missing
+    assert not k.searches.done("telemetry", "web", metric="cpu_pct"), "the cpu series is still to be looked up"
+    w.looked(TelemetryAction(entities=("web",), environment="prod", metric="cpu_pct"), denied=("web-cpu-finance",))
+    d, k = decide(w, claim)
+    assert d.verdict == "insufficient" and d.blocked_by == ("web-cpu-finance",), d.missing
+
+
+def test_what_a_healthy_dependency_left_behind_unread_blocks_only_while_the_anomaly_does_not_name_the_cause():
+    """api looks healthy and nothing changed on the way to it, so the search goes back to its caller
+    web. A restricted source met while looking for what stands in front of api could name a proxy with
+    a change; that matters while web's change is chosen by timing, not once web's errors name what it
+    changed."""
+    def world() -> World:
+        w = World(c=case(subject="edge"))
+        w.read(rise("edge", 0), names("edge", "web", 0.1, kind="service"))
+        w.read(dep("edge", "web"), source_kind="config")
+        w.read(rise("web", -1), names("web", "api", -0.8, kind="service"))
+        w.read(dep("web", "api"), source_kind="config")
+        w.read(flat("api"))
+        w.read(change("DEP-web", "web", -4, keys=("tls_min_version",)), source_kind="change")
+        w.everything_looked("edge", "web", "api")
+        w.looked(RelationsAction(entities=("api",), environment="prod", direction="consumers"), denied=("api-lb-ops",))
+        return w
+
+    d, _k = decide(world())
+    assert d.verdict == "insufficient" and "api-lb-ops" in d.blocked_by, d.missing
+    w = world()
+    w.read(names("web", "tls_min_version", -0.7))
+    d, _k = decide(w)
+    assert d.verdict == "confirmed" and (d.root_cause.entity, d.root_cause.change) == ("web", "DEP-web"), d.missing

@@ -94,6 +94,31 @@ def test_an_unknown_type_in_a_change_record_is_refused_without_quoting_it(case):
     assert "CANARY" not in err, "a record's value is content: never quoted"
 
 
+def _as_ledger(case_dir: Path, *types: str) -> None:
+    """The deployment record exported as a change ledger of several entries, one per type given."""
+    rec = yaml.safe_load((case_dir / "sources/changes/DEP-20260429-0412.yaml").read_text())
+    entries = [{**rec, "id": f"{rec['id']}-{n}", "type": t} for n, t in enumerate(types)]
+    (case_dir / "sources/changes/DEP-20260429-0412.yaml").write_text(yaml.safe_dump({"entries": entries}))
+    edit(case_dir, "sources.yaml", lambda m: next(s for s in m["sources"] if s["id"] == "DEP-20260429-0412")
+         .update(format="ledger"))
+
+
+def test_an_unknown_type_in_a_change_ledger_entry_is_refused_naming_the_entry_and_the_types(case):
+    _as_ledger(case, "deployment", "CANARY-teleport")
+    err = refused(case, "sources/changes/DEP-20260429-0412.yaml", "entry 2 (line", *CHANGE_TYPES)
+    assert "CANARY" not in err, "an entry's value is content: never quoted"
+
+
+def test_the_compound_types_export_tools_write_are_the_one_type_their_words_name(case):
+    from tools.profile import default_profile
+
+    p = default_profile()
+    assert [p.change_type(t) for t in ("config-only", "Hotfix Release", "db-migration", "teleport", "config rollback")] \
+        == ["config_push", "deployment", "schema_migration", "teleport", "config_rollback"]
+    _as_ledger(case, "release", "config-only")
+    assert validate(case)[0] == 0
+
+
 @pytest.mark.parametrize("file, change, field, allowed", [
     ("sources.yaml", lambda m: m["sources"][0].update(kind="tweet"), "sources.0.kind", ("runbook", "metric", "catalog")),
     ("sources.yaml", lambda m: next(s for s in m["sources"] if s["kind"] == "log").update(format="csv"), "sources.",

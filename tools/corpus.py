@@ -388,6 +388,12 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
         got, bad = fchanges.parse_rollout(text, svc, env)
     else:
         got, bad = fchanges.parse_flags(text, svc, env)
+    for n, ch in enumerate(got):
+        if not ctx.profile.known_change_type(ch.type):  # the value is not quoted: content
+            line = text.count("\n", 0, ch.start) + 1
+            raise CaseError(str(path), f"entry {n + 1} (line {line}).type",
+                            f"a change type: one of {ctx.profile.change_type_vocabulary()} "
+                            "(or a spelling the profile's change_types maps to one)")
     return {"format": fmt, "changes": tuple(got), "unparsed": tuple(bad)}
 
 
