@@ -3,7 +3,13 @@ sample (values of the wrong type, keys dropped or repeated, lines cut, swapped a
 reads the file or refuses it with a CaseError naming the file, the line or JSON path and what was
 expected (exit 2) — never an internal error (exit 5), and never quoting the content.
 
-Samples: tests/fixtures/formats (cut from the shipped and generated cases)."""
+Samples: tests/fixtures/formats (cut from the shipped and generated cases), and the formats tools
+export (ledgers, ECS, CloudTrail, Route 53, cert-manager, migrations, Backstage, registries, chat),
+written below in the shapes the tools write them (as tests/test_material_formats.py does).
+
+A container that holds a format's records (`items`, `status.history`, `resourceSpans`, `Records` …)
+in another shape, or a document with none of them, is refused naming its JSON path: a file is never
+read as empty because its list was a number."""
 
 from __future__ import annotations
 
@@ -57,7 +63,151 @@ SAMPLES = [
     ("plain.log", "log", "plain", "text"),
     ("syslog.log", "log", "syslog", "text"),
     ("note.md", "note", "markdown", "front"),
+    ("ledger.yaml", "change", "ledger", "yaml"),
+    ("push.yaml", "change", "ledger", "yaml"),
+    ("unleash.json", "change", "ledger", "json"),
+    ("flyway.json", "change", "ledger", "json"),
+    ("ecs.json", "change", "ecs", "json"),
+    ("trail.json", "change", "cloudtrail", "json"),
+    ("r53.json", "change", "route53", "json"),
+    ("certs.json", "change", "certificates", "json"),
+    ("alembic.txt", "change", "migrations", "text"),
+    ("sqitch.txt", "change", "migrations", "text"),
+    ("flyway-info.txt", "change", "migrations", "text"),
+    ("catalog-info.yaml", "catalog", "backstage", "yaml-docs"),
+    ("registry.json", "catalog", "registry", "json"),
+    ("lbs.yaml", "catalog", "registry", "yaml"),
+    ("inc.json", "note", "chat", "json"),
 ]
+
+# the formats tools export, as they write them (no fixture file: the text is here)
+TOOL_SAMPLES = {
+    "ledger.yaml": """# prod change ledger (UTC)
+export_scope: every pipeline change to prod
+entries:
+  - id: PL-101
+    service: checkout
+    type: release
+    started_at: 2026-04-29T10:20:00Z
+    completed_at: 2026-04-29T10:31:00Z
+    summary: "checkout 4.18.2 -> 4.19.0"
+  - id: PL-102
+    service: payments
+    type: config-only
+    started_at: 2026-04-29T10:40:00Z
+    summary: "raise pool size"
+""",
+    "push.yaml": """# settings push record
+push_id: CFG-PUSH-7
+system: settingsd
+environment: production
+target_group: cache-tier2
+targets:
+  - sessions-cache
+submitted_at: 2026-04-29T10:02:00Z
+applied_at: 2026-04-29T10:05:00Z
+changes:
+  maxmemory: {from: 24gb, to: 12gb}
+""",
+    "unleash.json": json.dumps({"events": [
+        {"id": 9001, "type": "feature-environment-enabled", "createdBy": "a.b", "createdAt": "2026-04-29T10:10:00.000Z",
+         "featureName": "new_pricing", "environment": "Production", "project": "pricing"}]}, indent=2),
+    "flyway.json": json.dumps({"schemaVersion": "12", "database": "orders", "flywayVersion": "10.15.2", "migrations": [
+        {"category": "Versioned", "version": "11", "description": "add index", "type": "SQL",
+         "installedOnUTC": "2026-04-20T02:00:00.000Z", "state": "Success", "executionTime": 120},
+        {"category": "Versioned", "version": "12", "description": "drop column", "type": "SQL",
+         "installedOnUTC": "2026-04-29T10:15:00.000Z", "state": "Success", "executionTime": 3000}]}, indent=2),
+    "ecs.json": json.dumps({"services": [{"serviceName": "checkout-prod", "deployments": [
+        {"id": "ecs-svc/1234567890", "status": "PRIMARY", "taskDefinition":
+         "arn:aws:ecs:eu-west-1:1:task-definition/checkout-prod:83", "createdAt": "2026-04-29T10:20:00.1+00:00",
+         "updatedAt": "2026-04-29T10:31:00.2+00:00", "rolloutState": "COMPLETED"},
+        {"id": "ecs-svc/1234500000", "status": "INACTIVE", "taskDefinition":
+         "arn:aws:ecs:eu-west-1:1:task-definition/checkout-prod:82", "createdAt": "2026-04-28T09:00:00.1+00:00",
+         "updatedAt": "2026-04-28T09:12:00.2+00:00", "rolloutState": "COMPLETED"}], "events": []}], "failures": []},
+        indent=2),
+    "trail.json": json.dumps({"Records": [
+        {"eventVersion": "1.09", "eventTime": "2026-04-29T09:00:00Z", "eventSource": "elasticloadbalancing.amazonaws.com",
+         "eventName": "DescribeListeners", "requestParameters": {}},
+        {"eventVersion": "1.09", "eventTime": "2026-04-29T10:02:39Z", "eventSource": "elasticloadbalancing.amazonaws.com",
+         "eventName": "ModifyListener", "eventID": "6f1a0c2e-1", "requestParameters": {
+             "listenerArn": "arn:aws:elasticloadbalancing:eu-west-1:1:listener/app/web-lb/abc/def", "sslPolicy": "P2"},
+         "responseElements": {"listeners": [{"sslPolicy": "P2", "previousSslPolicy": "P1"}]}}]}, indent=2),
+    "r53.json": json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T10:00:00Z",
+                                           "Comment": "shift traffic"},
+                            "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
+                                "Name": "payments.internal.example.", "Type": "CNAME", "SetIdentifier": "blue",
+                                "Weight": 50, "TTL": 30, "ResourceRecords": [{"Value": "lb-1.example"}]}}]}}, indent=2),
+    "certs.json": json.dumps({"apiVersion": "v1", "items": [
+        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "web-tls", "namespace": "web"},
+         "spec": {"dnsNames": ["web.prod.example"], "secretName": "web-tls"},
+         "status": {"notBefore": "2026-04-29T10:00:00Z", "revision": 3}},
+        {"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
+         "metadata": {"name": "web-tls-3", "creationTimestamp": "2026-04-29T09:59:58Z"},
+         "spec": {"issuerRef": {"kind": "ClusterIssuer", "name": "new-ca"}}}]}, indent=2),
+    "alembic.txt": ("2026-04-29T10:15:00.100Z INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
+                    "2026-04-29T10:15:01.000Z INFO  [alembic.runtime.migration] Running upgrade a1b2c3 -> d4e5f6, "
+                    "add trigger\n"
+                    "2026-04-29T10:15:09.000Z INFO  [alembic.runtime.migration] upgrade d4e5f6 done\n"),
+    "sqitch.txt": """On database db:pg:orders
+Deploy 6c2f28d125aff1deea615f8de774599c6aea1e1b
+Name:      add_index
+Committer: A B <a@example.com>
+Date:      2026-04-29 10:15:00 +0000
+
+    Add an index on orders.created_at
+
+Deploy 0b8d3a1f9e7c6b5a4d3c2b1a0f9e8d7c6b5a4d3c
+Name:      drop_column
+Committer: A B <a@example.com>
+Date:      2026-04-29 10:20:00 +0000
+
+    Drop orders.legacy_flag
+""",
+    "flyway-info.txt": """+-----------+---------+-------------+------+---------------------+---------+
+| Category  | Version | Description | Type | Installed On        | State   |
++-----------+---------+-------------+------+---------------------+---------+
+| Versioned | 11      | add index   | SQL  | 2026-04-20 02:00:00 | Success |
+| Versioned | 12      | drop column | SQL  | 2026-04-29 10:15:00 | Success |
++-----------+---------+-------------+------+---------------------+---------+
+""",
+    "catalog-info.yaml": """apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata:
+  name: checkout
+spec:
+  type: service
+  owner: team-a
+  dependsOn:
+  - component:payments
+  - resource:orders-db
+---
+apiVersion: backstage.io/v1alpha1
+kind: Resource
+metadata:
+  name: orders-db
+spec:
+  type: database
+  owner: team-b
+""",
+    "registry.json": json.dumps({"generated_at": "2026-04-29T00:00:00Z", "services": [
+        {"name": "checkout", "type": "svc", "depends_on": ["payments", "sessions-cache"]},
+        {"name": "sessions-cache", "type": "redis", "depends_on": []}]}, indent=2),
+    "lbs.yaml": """# load balancer inventory
+load_balancers:
+  - name: web-internal-12
+    dns_name: web.prod.example
+  - name: api-internal-7
+    dns_name: api.prod.example
+""",
+    "inc.json": json.dumps([
+        {"type": "message", "user": "alertmanager", "ts": "1777457100.000100", "text": "[FIRING] checkout 5xx"},
+        {"type": "message", "user": "a.b", "ts": "1777457400.000200", "text": "payments deploy looks suspicious"}],
+        indent=2),
+}
+
+
+def sample(file: str) -> str:
+    return TOOL_SAMPLES[file] if file in TOOL_SAMPLES else (FIXTURES / file).read_text()
 
 CANARY = "CANARY-7f3a"
 WEIRD = st.sampled_from([
@@ -136,8 +286,13 @@ def _dump_yaml(value) -> str:  # noqa: ANN001
     return yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
 
 
+def _dump_yaml_docs(value) -> str:  # noqa: ANN001
+    """Documents stay documents (`---` between them); a mutation that made the list something else is one."""
+    return yaml.safe_dump_all(value, sort_keys=False, allow_unicode=True) if isinstance(value, list) else _dump_yaml(value)
+
+
 def mutations(file: str, how: str) -> st.SearchStrategy[str]:
-    text = (FIXTURES / file).read_text()
+    text = sample(file)
     if how == "json":
         return mutated_value(json.loads(text)).map(lambda v: json.dumps(v, allow_nan=True))
     if how == "jsonl":
@@ -148,6 +303,8 @@ def mutations(file: str, how: str) -> st.SearchStrategy[str]:
         docs = list(yaml.safe_load_all(text))
         value = docs if len(docs) > 1 else docs[0]
         return mutated_value(value).map(_dump_yaml)
+    if how == "yaml-docs":
+        return mutated_value(list(yaml.safe_load_all(text))).map(_dump_yaml_docs)
     if how == "front":
         front, body = text.split("---\n", 2)[1:]
         return mutated_value(yaml.safe_load(front)).map(lambda v: f"---\n{_dump_yaml(v)}---\n{body}")
@@ -185,7 +342,7 @@ def test_a_mutated_file_is_read_or_refused_cleanly(tmp_path, file, kind, fmt, ho
 
     check()
     assert seen["read"] + seen["refused"] > 0
-    assert (FIXTURES / file).exists()
+    assert sample(file)
 
 
 def test_the_samples_are_read_as_they_are(tmp_path):
@@ -194,13 +351,15 @@ def test_the_samples_are_read_as_they_are(tmp_path):
     for file, kind, fmt, _how in SAMPLES:
         case = tmp_path / file.replace(".", "-")
         (case / "sources").mkdir(parents=True)
-        (case / "sources" / file).write_text((FIXTURES / file).read_text())
+        (case / "sources" / file).write_text(sample(file))
         if fmt == "csv":
             (case / "sources" / (file + ".meta.yaml")).write_text((FIXTURES / (file + ".meta.yaml")).read_text())
         entry = SourceEntry(id="s", path=f"sources/{file}", kind=kind, format=fmt, groups=("g",), captured_at=CAPTURED,
                             service="svc", environment="prod")
         doc = load_source(case, entry, ctx)
         assert not doc.unparsed, (file, doc.unparsed[:2])
+        assert doc.changes or doc.record or doc.spans or doc.series or doc.placements or doc.front or doc.settings \
+            or doc.events or doc.k8s_events, f"{file}: nothing read"
 
 
 # --- the two the issue found, through the command line ---------------------------------------
@@ -245,3 +404,109 @@ def test_malformed_helm_history_json_is_refused_naming_the_file(tmp_path, revisi
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "sources/helm.json: " in err and "Helm revision" in err and "whole number" in err, err
     assert "CANARY" not in err
+
+
+# --- a container of another shape is refused, never read as empty ----------------------------
+
+def _load(tmp_path: Path, kind: str, fmt: str, name: str, text: str):  # noqa: ANN202
+    (tmp_path / "sources").mkdir(exist_ok=True)
+    (tmp_path / "sources" / name).write_text(text)
+    entry = SourceEntry(id="s", path=f"sources/{name}", kind=kind, format=fmt, groups=("finance",), service="svc",
+                        environment="prod")
+    return load_source(tmp_path, entry, ParseContext(default_profile(), 2026))
+
+
+def _as_json(build):  # noqa: ANN001, ANN202
+    return lambda v: json.dumps(build(v))
+
+
+def _as_yaml(build):  # noqa: ANN001, ANN202
+    return lambda v: _dump_yaml(build(v))
+
+
+# (kind, format, file, the file around a wrong value, the value the audit found read as nothing, JSON path named)
+WRONG_CONTAINERS = [
+    ("kubernetes", "pods", "pods.json", _as_json(lambda v: {"kind": "List", "items": v}), 7, "items"),
+    ("kubernetes", "events", "events.json", _as_json(lambda v: {"kind": "List", "items": v}), 7, "items"),
+    ("change", "helm", "helm.json", _as_json(lambda v: {"x": v}), 1, "<document>"),
+    ("change", "argocd", "argocd.json", _as_json(lambda v: {"status": {"history": v}}), 7, "status.history"),
+    ("change", "ecs", "ecs.json", _as_json(lambda v: {"services": v}), 5, "services"),
+    ("catalog", "registry", "registry.json", _as_json(lambda v: {"services": v}), "x", "services"),
+    ("catalog", "registry", "registry.json", _as_json(lambda v: {"services": v}), 1.5, "services"),
+    ("catalog", "auto", "registry.json", _as_json(lambda v: {"services": v}), 1.5, "services"),
+    ("trace", "otlp", "otlp.json", _as_json(lambda v: {"resourceSpans": v}), 7, "resourceSpans"),
+    ("trace", "jaeger", "jaeger.json", _as_json(lambda v: {"data": v}), 7, "data"),
+    ("change", "ledger", "ledger.json", _as_json(lambda v: {"entries": v}), 7, "entries"),
+    ("change", "ledger", "ledger.yaml", _as_yaml(lambda v: {"export_scope": "prod", "records": v}), 7, "records"),
+    ("change", "cloudtrail", "trail.json", _as_json(lambda v: {"Records": v}), 7, "Records"),
+    ("change", "route53", "r53.json", _as_json(lambda v: {"ChangeInfo": v, "ChangeBatch": {"Changes": []}}), 7,
+     "ChangeInfo"),
+    ("change", "route53", "r53.json", _as_json(lambda v: {"ChangeInfo": {"SubmittedAt": "2026-04-29T10:00:00Z"},
+                                                          "ChangeBatch": {"Changes": v}}), 7, "ChangeBatch.Changes"),
+    ("change", "certificates", "certs.json", _as_json(lambda v: {"apiVersion": "v1", "items": v}), 7, "items"),
+    ("catalog", "backstage", "catalog-info.yaml",
+     _as_yaml(lambda v: {"apiVersion": "backstage.io/v1alpha1", "kind": "Component", "metadata": v}), 7, "metadata.name"),
+    ("note", "chat", "inc.json", _as_json(lambda v: {"messages": v}), 7, "messages"),
+    ("change", "flags", "flags.yaml", _as_yaml(lambda v: {"events": v}), 7, "events"),
+    ("metric", "prometheus", "prom.json", _as_json(lambda v: {"status": "success", "data": {"result": v}}), 7,
+     "data.result"),
+]
+
+
+@pytest.mark.parametrize("value", ["audit", "canary"])
+@pytest.mark.parametrize("kind, fmt, name, build, found, path", WRONG_CONTAINERS,
+                         ids=[f"{w[1]}-{w[5]}" for w in WRONG_CONTAINERS])
+def test_a_container_of_another_shape_is_refused_naming_its_path_and_shape_never_its_value(
+        tmp_path, kind, fmt, name, build, found, path, value):
+    with pytest.raises(CaseError) as caught:
+        _load(tmp_path, kind, fmt, name, build(found if value == "audit" else CANARY))
+    exc = caught.value
+    assert exc.file.endswith(name) and exc.field.split(" (line")[0] == path, exc
+    assert re.search(r"\b(list|object|mapping|tuple)\b", exc.expected), exc
+    assert "a value in it is of another type" not in exc.expected and CANARY not in str(exc), exc
+
+
+# a document that holds none of the containers its format reads its records from
+NO_CONTAINER = [("change", "helm", "helm.json"), ("change", "argocd", "argocd.json"), ("change", "ecs", "ecs.json"),
+                ("change", "ledger", "ledger.json"), ("change", "cloudtrail", "trail.json"),
+                ("change", "route53", "r53.json"), ("change", "certificates", "certs.json"),
+                ("change", "migrations", "upgrade.json"), ("catalog", "registry", "registry.json"),
+                ("trace", "otlp", "otlp.json"), ("trace", "jaeger", "jaeger.json"), ("note", "chat", "inc.json")]
+
+
+@pytest.mark.parametrize("kind, fmt, name", NO_CONTAINER, ids=[n[1] for n in NO_CONTAINER])
+def test_a_document_without_the_formats_container_is_refused_as_a_whole(tmp_path, kind, fmt, name):
+    with pytest.raises(CaseError) as caught:
+        _load(tmp_path, kind, fmt, name, json.dumps({CANARY: CANARY, "note": [CANARY]}))
+    exc = caught.value
+    assert exc.field == "<document> (line 1)" and CANARY not in str(exc), exc
+
+
+@pytest.mark.parametrize("kind, fmt, name, text", [
+    ("kubernetes", "pods", "pods.json", '{"kind": "List", "items": []}'),
+    ("change", "helm", "helm.json", "[]"),
+    ("change", "argocd", "argocd.json", '{"kind": "Application", "status": {"sync": {"status": "Synced"}}}'),
+    ("change", "ecs", "ecs.json", '{"services": [], "failures": []}'),
+    ("change", "ledger", "ledger.yaml", "entries: []\n"),
+    ("change", "cloudtrail", "trail.json", '{"Records": []}'),
+    ("change", "certificates", "certs.json", '{"apiVersion": "v1", "items": []}'),
+    ("trace", "otlp", "otlp.json", '{"resourceSpans": []}'),
+    ("trace", "jaeger", "jaeger.json", '{"data": [], "errors": null}'),
+    ("catalog", "registry", "registry.json", '{"services": []}'),
+])
+def test_an_empty_container_of_the_right_shape_is_an_export_with_no_entries(tmp_path, kind, fmt, name, text):
+    doc = _load(tmp_path, kind, fmt, name, text)
+    assert not (doc.changes or doc.spans or doc.placements or doc.unparsed)
+
+
+@pytest.mark.parametrize("fmt, name, build, path", [
+    ("argocd", "argocd.json", lambda v: {"status": {"history": v}}, "status.history"),
+    ("ecs", "ecs.json", lambda v: {"services": [{"serviceName": "web-prod", "deployments": v}]}, "services[0].deployments"),
+    ("cloudtrail", "trail.json", lambda v: {"Records": v}, "Records"),
+])
+def test_a_wrong_container_fails_validate_with_exit_2_and_one_line_naming_it(tmp_path, fmt, name, build, path):
+    rc, err = _validate_with(tmp_path, "change", fmt, name, json.dumps(build(CANARY)))
+    assert rc == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert f"sources/{name}: {path} (line 1): " in err and "list" in err, err
+    assert CANARY not in err

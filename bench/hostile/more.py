@@ -1,5 +1,10 @@
 """More hostile inputs (issue 19): vocabularies, every structured format's shapes, outputs and arguments.
 
+The formats tools export (ledgers, ECS, CloudTrail, Route 53, cert-manager, migrations, Backstage,
+registries, chat) each have malformed files (broken JSON or YAML, text no tool writes) and wrong shapes;
+the containers a format reads its records from (`items`, `status.history`, `resourceSpans` …) are tried
+with values of another shape, which must be refused naming their path, never read as empty.
+
 Each structured-format entry starts from a well-formed sample, puts one value of the wrong shape in
 it (a list where an object is, an object where text or a number is) with a CANARY beside it, and adds
 it as a finance-only source (the principal holds sre-oncall only): the expected outcome is one line
@@ -282,6 +287,185 @@ CONFIGS = [
           text("sources/notes/order-service-security-review-2026q2.md", lambda t: "---\n- CANARY\n---\n" + t)),
 ]
 
+# --- the formats tools export (ledgers, ECS, CloudTrail, Route 53, cert-manager, migrations, Backstage,
+# registries, chat): malformed files and wrong shapes, each with a CANARY the message must not quote ---------
+LEDGER = {"export_scope": "prod", "entries": [
+    {"id": "PL-101", "service": "order-service", "type": "release", "started_at": "2026-04-29T02:20:00Z",
+     "summary": "order-service 4.18.2 -> 4.19.0"}]}
+ECS = {"services": [{"serviceName": "order-service-prod", "deployments": [
+    {"id": "ecs-svc/1234567890", "status": "PRIMARY", "taskDefinition": "arn:aws:ecs:eu-west-1:1:task-definition/o:83",
+     "createdAt": "2026-04-29T02:20:00.1+00:00", "updatedAt": "2026-04-29T02:31:00.2+00:00",
+     "rolloutState": "COMPLETED"}]}], "failures": []}
+TRAIL = {"Records": [{"eventVersion": "1.09", "eventTime": "2026-04-29T02:02:39Z",
+                      "eventSource": "elasticloadbalancing.amazonaws.com", "eventName": "ModifyListener",
+                      "requestParameters": {"listenerArn": "arn:aws:elasticloadbalancing:eu-west-1:1:listener/app/lb/a/b",
+                                            "sslPolicy": "P2"}}]}
+R53 = {"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T02:00:00Z", "Comment": "shift"},
+       "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
+           "Name": "payments.internal.example.", "Type": "CNAME", "TTL": 30, "ResourceRecords": [{"Value": "lb-1"}]}}]}}
+CERTS = {"apiVersion": "v1", "items": [
+    {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "web-tls"},
+     "spec": {"dnsNames": ["web.prod.example"]}, "status": {"notBefore": "2026-04-29T02:00:00Z", "revision": 3}},
+    {"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
+     "metadata": {"name": "web-tls-3", "creationTimestamp": "2026-04-29T01:59:58Z"},
+     "spec": {"issuerRef": {"kind": "ClusterIssuer", "name": "new-ca"}}}]}
+REGISTRY = {"services": [{"name": "order-service", "type": "svc", "depends_on": ["payment-service"]},
+                         {"name": "payment-service", "type": "svc", "depends_on": []}]}
+SLACK = [{"type": "message", "user": "a.b", "ts": "1777430100.000100", "text": "order-service looks slow"}]
+BACKSTAGE = ("apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: order-service\nspec:\n"
+             "  type: service\n  dependsOn: [component:payment-service]\n")
+
+MALFORMED = [
+    Entry("t-ledger-json-syntax", F_, "finance-only ledger that is broken JSON",
+          fin("change", "ledger", "bj.json", '{"entries": [{"id": "CANARY", "started_at": ')),
+    Entry("t-ledger-yaml-syntax", F_, "finance-only ledger that is broken YAML",
+          fin("change", "ledger", "by.yaml", "entries:\n  - id: CANARY\n    started_at: [2026\n")),
+    Entry("t-ledger-yaml-dup", F_, "finance-only YAML ledger with a key twice",
+          fin("change", "ledger", "dk.yaml", "entries:\n  - id: CANARY\n    id: CANARY-2\n")),
+    Entry("t-ledger-words", F_, "finance-only ledger that is a line of words",
+          fin("change", "ledger", "w.yaml", "CANARY deployed on tuesday\n")),
+    Entry("t-ecs-syntax", F_, "finance-only ECS describe-services that is broken JSON",
+          fin("change", "ecs", "e.json", '{"services": [{"serviceName": "CANARY"')),
+    Entry("t-cloudtrail-syntax", F_, "finance-only CloudTrail log that is broken JSON",
+          fin("change", "cloudtrail", "ct.json", '{"Records": [{"eventName": "CANARY"')),
+    Entry("t-route53-syntax", F_, "finance-only Route 53 change that is broken JSON",
+          fin("change", "route53", "r.json", '{"ChangeInfo": {"Comment": "CANARY"')),
+    Entry("t-certs-syntax", F_, "finance-only cert-manager list that is broken JSON",
+          fin("change", "certificates", "c.json", '{"items": [{"kind": "CANARY"')),
+    Entry("t-migrations-json", F_, "finance-only migration history that is a JSON object, not tool output",
+          fin("change", "migrations", "m.txt", '{"CANARY": "Running"}\n')),
+    Entry("t-migrations-words", F_, "finance-only migration history of words no tool writes",
+          fin("change", "migrations", "mw.txt", "CANARY upgraded the schema yesterday\n")),
+    Entry("t-backstage-syntax", F_, "finance-only Backstage descriptor that is broken YAML",
+          fin("catalog", "backstage", "b.yaml", "apiVersion: backstage.io/v1alpha1\nmetadata: {name: [CANARY\n")),
+    Entry("t-backstage-dup", F_, "a second Backstage document with a key twice",
+          fin("catalog", "backstage", "bd.yaml", BACKSTAGE + "---\nkind: CANARY\nkind: Component\n")),
+    Entry("t-registry-syntax", F_, "finance-only registry that is broken YAML",
+          fin("catalog", "registry", "rg.yaml", "services:\n  - name: [CANARY\n")),
+    Entry("t-registry-json-syntax", F_, "finance-only registry that is broken JSON",
+          fin("catalog", "registry", "rg.json", '[{"name": "CANARY"')),
+    Entry("t-chat-syntax", F_, "finance-only chat export that is broken JSON",
+          fin("note", "chat", "ch.json", '[{"type": "message", "text": "CANARY"')),
+]
+
+SHAPES = [
+    *shaped("t-ledger", "change", "ledger", "json", LEDGER, [
+        ("entries a number", ("entries",), 7),
+        ("entries a string", ("entries",), C),
+        ("entries null", ("entries",), None,
+         "a null container holds no entries (an export with none), as an empty list does"),
+        ("an entry without a start time", ("entries", 0, "started_at"), C,
+         "an entry without a usable time is unparsed text, named in the report (§4)"),
+    ]),
+    Entry("t-ledger-yaml-str", F_, "finance-only YAML ledger with entries a string",
+          fin("change", "ledger", "ys.yaml", f"export_scope: prod\nentries: {C}\n")),
+    Entry("t-ledger-no-container", F_, "finance-only ledger object with no list of changes and no record field",
+          fin("change", "ledger", "nc.json", json.dumps({C: {C: 1}}))),
+    fin_ok("t-ledger-empty", "finance-only ledger with an empty list of entries", "change", "ledger", "em.yaml",
+           f"export_scope: {C}\nentries: []\n", "an export with no entries is an export"),
+    *shaped("t-ecs", "change", "ecs", "json", ECS, [
+        ("services a number", ("services",), 5),
+        ("services a string", ("services",), C),
+        ("a service that is a string", ("services", 0), C),
+        ("deployments an object", ("services", 0, "deployments"), {C: 1}),
+        ("a deployment without createdAt", ("services", 0, "deployments", 0, "createdAt"), C,
+         "a deployment without a usable time is unparsed text (§4)"),
+    ]),
+    Entry("t-ecs-list", F_, "finance-only ECS file that is a list, not describe-services output",
+          fin("change", "ecs", "el.json", json.dumps([C]))),
+    *shaped("t-cloudtrail", "change", "cloudtrail", "json", TRAIL, [
+        ("Records a number", ("Records",), 7),
+        ("Records a string", ("Records",), C),
+        ("Records an object", ("Records",), {C: 1}),
+        ("a record without eventTime", ("Records", 0, "eventTime"), C, "a call without a usable time is unparsed text"),
+    ]),
+    Entry("t-cloudtrail-none", F_, "finance-only CloudTrail file with no Records",
+          fin("change", "cloudtrail", "cn.json", json.dumps({C: [C]}))),
+    *shaped("t-route53", "change", "route53", "json", R53, [
+        ("ChangeInfo a list", ("ChangeInfo",), [C]),
+        ("ChangeBatch a string", ("ChangeBatch",), C),
+        ("ChangeBatch.Changes a string", ("ChangeBatch", "Changes"), C),
+        ("a change that is a string", ("ChangeBatch", "Changes", 0), C),
+        ("ResourceRecords a number", ("ChangeBatch", "Changes", 0, "ResourceRecordSet", "ResourceRecords"), 7),
+    ]),
+    Entry("t-route53-none", F_, "finance-only Route 53 file without ChangeInfo",
+          fin("change", "route53", "rn.json", json.dumps({"Comment": C, "Changes": []}))),
+    *shaped("t-certs", "change", "certificates", "json", CERTS, [
+        ("items a string", ("items",), C),
+        ("an item that is a number", ("items", 0), 7),
+        ("dnsNames a string", ("items", 0, "spec", "dnsNames"), C),
+        ("metadata a list", ("items", 1, "metadata"), [C]),
+        ("a request without creationTimestamp", ("items", 1, "metadata", "creationTimestamp"), C,
+         "a request without a usable time is unparsed text"),
+    ]),
+    Entry("t-certs-none", F_, "finance-only cert-manager file that is no List and no certificate",
+          fin("change", "certificates", "cx.json", json.dumps({"kind": C}))),
+    fin_ok("t-migrations-sqitch-undated", "a sqitch Deploy block without a Date", "change", "migrations", "sq.txt",
+           f"On database db:pg:orders\nDeploy 6c2f28d125aff1deea615f8de774599c6aea1e1b\nName:      {C}\n\n",
+           "a block without a usable time is unparsed text (§4)"),
+    fin_ok("t-migrations-nothing", "Alembic output with nothing to upgrade", "change", "migrations", "al.txt",
+           "2026-04-29T02:15:00Z INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n",
+           "a migration run with nothing to upgrade changes nothing"),
+    Entry("t-backstage-meta-list", F_, "finance-only Backstage entity whose metadata is a list",
+          fin("catalog", "backstage", "bm.yaml", f"apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: [{C}]\n")),
+    Entry("t-backstage-doc-list", F_, "a second Backstage document that is a list",
+          fin("catalog", "backstage", "bl.yaml", BACKSTAGE + f"---\n- {C}\n")),
+    Entry("t-backstage-no-name", F_, "a Backstage entity without metadata.name",
+          fin("catalog", "backstage", "bn.yaml", f"apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: {{title: {C}}}\n")),
+    *shaped("t-registry", "catalog", "registry", "json", REGISTRY, [
+        ("services a string", ("services",), C),
+        ("services 1.5", ("services",), 1.5),
+        ("services an object", ("services",), {C: {"depends_on": []}}),
+        ("an entry that is a string", ("services", 0), C),
+        ("an entry without a name", ("services", 1, "name"), None),
+    ]),
+    Entry("t-registry-auto", F_, "finance-only catalog (format auto) with services 1.5",
+          fin("catalog", "auto", "ra.json", json.dumps({"services": 1.5, "owner": C}))),
+    *shaped("t-chat", "note", "chat", "json", {"messages": SLACK}, [
+        ("messages a number", ("messages",), 7),
+        ("messages a string", ("messages",), C),
+        ("a message that is a string", ("messages", 0), C),
+    ]),
+    Entry("t-chat-none", F_, "finance-only chat export with no list of messages",
+          fin("note", "chat", "cn.json", json.dumps({"channel": C}))),
+]
+
+# the containers the audit found read as nothing when they had another shape
+CONTAINERS = [
+    *shaped("w-pods", "kubernetes", "pods", "json", {"kind": "List", "items": [POD]}, [("items 7", ("items",), 7),
+                                                                                      ("items a string", ("items",), C)]),
+    *shaped("w-events", "kubernetes", "events", "json", {"kind": "List", "items": [EVENT]}, [
+        ("items 7", ("items",), 7), ("items an object", ("items",), {C: 1})]),
+    Entry("w-helm-none", F_, "finance-only Helm history that is an object with no history",
+          fin("change", "helm", "hx.json", json.dumps({"x": 1, C: C}))),
+    *shaped("w-helm", "change", "helm", "json", {"history": HELM}, [("history a string", ("history",), C)]),
+    *shaped("w-argo", "change", "argocd", "json", ARGO, [("status.history 7", ("status", "history"), 7),
+                                                        ("status a string", ("status",), C)]),
+    Entry("w-argo-none", F_, "finance-only Argo CD file that is no Application and no history",
+          fin("change", "argocd", "ax.json", json.dumps({C: 1}))),
+    *shaped("w-otlp", "trace", "otlp", "json", OTLP, [
+        ("resourceSpans 7", ("resourceSpans",), 7),
+        ("scopeSpans a string", ("resourceSpans", 0, "scopeSpans"), C),
+        ("spans an object", ("resourceSpans", 0, "scopeSpans", 0, "spans"), {C: 1}),
+    ]),
+    *shaped("w-jaeger", "trace", "jaeger", "json", JAEGER, [
+        ("data 7", ("data",), 7),
+        ("spans a string", ("data", 0, "spans"), C),
+        ("a trace that is a number", ("data", 0), 7),
+    ]),
+    *shaped("w-prom", "metric", "prometheus", "json", PROM, [
+        ("data.result a string", ("data", "result"), C),
+        ("values an object", ("data", "result", 0, "values"), {C: 1}),
+    ]),
+    Entry("w-flags-events", F_, "finance-only YAML flag audit whose events are a string",
+          fin("change", "flags", "fe.yaml", f"events: {C}\n")),
+    Entry("w-flags-items", F_, "finance-only JSON flag audit whose items are a number",
+          fin("change", "flags", "fi.json", json.dumps({"items": 7, "note": C}))),
+    fin_ok("w-pods-empty", "kubectl pods JSON with an empty items list", "kubernetes", "pods", "pe.json",
+           json.dumps({"kind": "List", "items": [], "metadata": {"resourceVersion": C}}),
+           "a list with no pods is an export with none"),
+]
+
 OUTPUTS = [
     Entry("x-out-file", X_, "run --out an existing file", file_out("a-file"),
           argv=["--home", "home", "run", "case", "--out", "a-file"]),
@@ -344,7 +528,7 @@ ENCODINGS = [
 
 def more_entries() -> list[Entry]:
     return [*VOCABULARY, *PODS, *EVENTS, *HELMS, *ARGOS, *FLAGS, *TRACES, *PROMS, *ACCEPTED_LINES, *CONFIGS,
-            *OUTPUTS, *INITS, *SOURCES, *ENCODINGS]
+            *MALFORMED, *SHAPES, *CONTAINERS, *OUTPUTS, *INITS, *SOURCES, *ENCODINGS]
 
 
 __all__ = ["more_entries", "C_"]

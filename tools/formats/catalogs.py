@@ -24,9 +24,17 @@ import yaml
 from state import yamlio
 from state.sources import Catalog, CatalogService
 from state.telemetry import as_text
-from tools.formats.records import Rec, first, obj, records, yaml_documents
+from tools.formats.records import LIST_KEYS, Rec, first, load_documents, obj, read_records, records
+from tools.formats.shape import ContentError, expecting
 
 FORMATS = ("backstage", "registry")
+_BACKSTAGE = ("a Backstage entity (a YAML document a mapping: kind text, metadata an object with name text, spec an "
+              "object with dependsOn and consumesApis lists of entity references)")
+_REGISTRY = ("a service registry: a list of entries, or one under services, components, entities or items (JSON or "
+             "YAML)")
+_ENTRY = ("a registry entry (an object: name text; type or kind text; depends_on, calls, runs_on and aliases lists of "
+          "names)")
+_REGISTRY_KEYS = tuple(dict.fromkeys(("services", "components", "entities", "items", *LIST_KEYS)))
 
 _KINDS = {
     "service": ("service", "svc", "website", "backend", "frontend", "api", "app", "application", "bff", "worker",
@@ -65,10 +73,16 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 def _backstage(text: str) -> list[tuple[int, int, dict]]:
+    """Every entity of a descriptor file; a document that does not load, or is no entity, is refused."""
     out = []
-    for s, e, value, _node in yaml_documents(text):
-        if isinstance(value, dict) and isinstance(value.get("metadata"), dict) and value["metadata"].get("name"):
-            out.append((s, e, value))
+    for s, e, value, _node in load_documents(text):
+        at = s + len(text[s:e]) - len(text[s:e].lstrip())
+        if not isinstance(value, dict):
+            raise ContentError("<document>", _BACKSTAGE, at)
+        meta = value.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), (str, int, float)) or meta.get("name") == "":
+            raise ContentError("metadata.name", _BACKSTAGE, at)
+        out.append((s, e, value))
     return out
 
 
@@ -78,34 +92,45 @@ def parse(text: str, fmt: str) -> tuple[Catalog, list[tuple[int, int]]]:
     spans: list[tuple[int, int]] = []
     if fmt == "backstage":
         for s, e, v in _backstage(text):
-            meta, spec = v["metadata"], obj(v.get("spec"))
-            kind = v.get("kind", "")
-            word = spec.get("type") or ("service" if kind in ("Component", "API", "System") else kind)
-            deps = _names(spec.get("dependsOn")) + _names(spec.get("consumesApis"))
-            services.append(CatalogService(name=as_text(meta["name"]), kind=entity_kind(word),  # type: ignore[arg-type]
-                                           owner=as_text(spec.get("owner") or ""), depends_on=deps,
-                                           aliases=_names(meta.get("aliases") or (meta.get("annotations") or {}).get(
-                                               "aliases") or [])))
+            with expecting("<document>", _BACKSTAGE, s + len(text[s:e]) - len(text[s:e].lstrip())):
+                meta, spec = v["metadata"], obj(v.get("spec"))
+                kind = v.get("kind", "")
+                word = spec.get("type") or ("service" if kind in ("Component", "API", "System") else kind)
+                deps = _names(spec.get("dependsOn")) + _names(spec.get("consumesApis"))
+                services.append(CatalogService(name=as_text(meta["name"]), kind=entity_kind(word),  # type: ignore[arg-type]
+                                               owner=as_text(spec.get("owner") or ""), depends_on=deps,
+                                               aliases=_names(meta.get("aliases") or (meta.get("annotations") or {}).get(
+                                                   "aliases") or [])))
             while e > s and text[e - 1].isspace():
                 e -= 1
             spans.append((s, e))
         return Catalog(services=tuple(services)), spans
-    for rec in _registry_records(text):
+    recs, bad = read_records(text, _REGISTRY, keys=_REGISTRY_KEYS, one=lambda v: first(v, "name", "service") is not None)
+    if bad:  # a catalog keeps no unparsed text: a JSON line that does not parse is refused
+        raise ContentError("<document>", "JSON lines, each a registry entry object", bad[0][0])
+    for rec in recs:
         v = rec.value
-        name = as_text(first(v, "name", "service", "id"))
-        aliases = _names(first(v, "aliases", "alias"))
-        dns = as_text(first(v, *_DNS) or "").rstrip(".")
-        if dns and not first(v, *_DEPS):
-            # a load balancer (or proxy) listed by the host name it answers for stands for what it fronts
-            name, aliases = dns.split(".")[0], (*aliases, name, dns)
-        services.append(CatalogService(
-            name=name, kind=entity_kind(first(v, "kind", "type") or "service"),  # type: ignore[arg-type]
-            environment=as_text(first(v, "environment", "env") or "*"), owner=as_text(first(v, "owner", "team") or ""),
-            aliases=aliases,
-            depends_on=_names(first(v, "depends_on", "dependsOn", "dependencies", "calls", "upstreams", "uses")),
-            runs_on=_names(first(v, "runs_on", "runsOn", "hosts", "nodes"))))
+        if not isinstance(v, dict) or not isinstance(first(v, "name", "service", "id"), (str, int, float)):
+            raise ContentError(rec.where, _ENTRY, rec.start)
+        with expecting(rec.where, _ENTRY, rec.start):
+            services.append(_registry_entry(v))
         spans.append((rec.start, rec.end))
     return Catalog(services=tuple(services)), spans
+
+
+def _registry_entry(v: dict) -> CatalogService:
+    name = as_text(first(v, "name", "service", "id"))
+    aliases = _names(first(v, "aliases", "alias"))
+    dns = as_text(first(v, *_DNS) or "").rstrip(".")
+    if dns and not first(v, *_DEPS):
+        # a load balancer (or proxy) listed by the host name it answers for stands for what it fronts
+        name, aliases = dns.split(".")[0], (*aliases, name, dns)
+    return CatalogService(
+        name=name, kind=entity_kind(first(v, "kind", "type") or "service"),  # type: ignore[arg-type]
+        environment=as_text(first(v, "environment", "env") or "*"), owner=as_text(first(v, "owner", "team") or ""),
+        aliases=aliases,
+        depends_on=_names(first(v, "depends_on", "dependsOn", "dependencies", "calls", "upstreams", "uses")),
+        runs_on=_names(first(v, "runs_on", "runsOn", "hosts", "nodes")))
 
 
 _DEPS = ("depends_on", "dependsOn", "dependencies", "calls", "upstreams", "runs_on")
@@ -120,7 +145,8 @@ def native(data: Any) -> bool:
     """The documented `catalog` record: `services:`/`components:` entries written with `kind`, not a tool's `type`."""
     if not isinstance(data, dict):
         return False
-    entries = [e for k in ("services", "components") for e in (data.get(k) or []) if isinstance(e, dict)]
+    entries = [e for k in ("services", "components") if isinstance(data.get(k), list) for e in data[k]
+               if isinstance(e, dict)]
     return bool(entries) and not any("type" in e and "kind" not in e for e in entries)
 
 

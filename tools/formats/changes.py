@@ -19,7 +19,8 @@ from state.sources import ChangeRecord, ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
-from tools.formats.shape import ContentError, expecting
+from tools.formats.records import load_yaml
+from tools.formats.shape import ContentError, expecting, listed
 
 _REV_ROW = re.compile(r"^(?P<rev>\d+)\s+(?P<cause>.*)$")
 _REV_HEAD = re.compile(r"with revision #(?P<rev>\d+)")
@@ -29,6 +30,10 @@ _ARGOCD = ("an Argo CD history object (id, revision text; deployedAt and deployS
            "object with repoURL and targetRevision text)")
 _FLAG_TEXT = ("id", "flag", "key", "name", "feature", "service", "environment")
 _FLAG = "a flag toggle object (flag or key text, at a zoned time, from / to values, service and environment text)"
+_HELM_LIST = "a list of Helm revision objects (`helm history -o json`), or one under `history` or `items`"
+_ARGOCD_LIST = "a list of Argo CD history objects: an Application's `status.history`, `history`, or the list itself"
+_FLAG_LIST = "a list of flag toggle objects (JSON lines, a JSON or YAML list, or one under `items` or `events`)"
+_FLAG_KEYS = ("items", "events")
 
 
 def from_record(record: ChangeRecord, start: int, end: int) -> Change:
@@ -42,12 +47,18 @@ def from_record(record: ChangeRecord, start: int, end: int) -> Change:
 
 def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
     doc = jsonspan.parse(text)
-    items = doc.items if doc.kind == "array" else doc.array("history") or doc.array("items")
+    key = next((k for k in ("history", "items") if doc.get(k) is not None), None)
+    if doc.kind == "array":
+        items = doc.items
+    elif key is None:
+        raise ContentError("<document>", _HELM_LIST, doc.start)
+    else:
+        items = listed(doc.get(key), key, _HELM_LIST)
     out: list[Change] = []
     bad: list[Unparsed] = []
     prev: str | None = None
     prev_id: str | None = None
-    where = {id(j): f"[{n}]" if doc.kind == "array" else f"history[{n}]" for n, j in enumerate(items)}
+    where = {id(j): f"[{n}]" if doc.kind == "array" else f"{key}[{n}]" for n, j in enumerate(items)}
     with expecting("<document>", "revisions that are whole numbers (" + _HELM + ")", doc.start):
         items = sorted(items, key=lambda j: int((j.value or {}).get("revision", 0) or 0) if isinstance(j.value, dict) else 0)
     for it in items:
@@ -74,14 +85,12 @@ def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change],
 
 def parse_argocd(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:
     doc = jsonspan.parse(text)
-    hist = doc.path("status", "history") if doc.kind == "object" else None
-    items = hist.items if hist is not None and hist.kind == "array" else (
-        doc.items if doc.kind == "array" else doc.array("history"))
+    path, items = _argocd_history(doc)
     out: list[Change] = []
     bad: list[Unparsed] = []
     prev: str | None = None
     for n, it in enumerate(items):
-        with expecting(f"history[{n}]", _ARGOCD, it.start):
+        with expecting(f"{path}[{n}]", _ARGOCD, it.start):
             v = it.value if isinstance(it.value, dict) else {}
             done = parse_time(v.get("deployedAt"), None)
             began = parse_time(v.get("deployStartedAt"), None) or done
@@ -95,6 +104,27 @@ def parse_argocd(text: str, service: str, environment: str) -> tuple[list[Change
                               revision=as_text(v.get("id", "")) or None))
             prev = rev
     return out, bad
+
+
+def _argocd_history(doc: jsonspan.J) -> tuple[str, list[jsonspan.J]]:
+    """The JSON path of an Argo CD history and its entries. An Application that has not been synced yet
+    has none (`status.history` is left out when empty); a document that is no Application and no history
+    is refused."""
+    if doc.kind == "array":
+        return "", doc.items
+    if doc.kind != "object":
+        raise ContentError("<document>", _ARGOCD_LIST, doc.start)
+    status = doc.get("status")
+    if status is not None and status.kind != "object" and not (status.kind == "literal" and status.raw is None):
+        raise ContentError("status", "an Application status object (history a list of deployments)", status.start)
+    if status is not None and "history" in status.keys:
+        return "status.history", listed(status.get("history"), "status.history", _ARGOCD_LIST)
+    if "history" in doc.keys:
+        return "history", listed(doc.get("history"), "history", _ARGOCD_LIST)
+    app = doc.get("kind")
+    if status is not None or (app is not None and app.raw == "Application"):
+        return "status.history", []
+    raise ContentError("<document>", _ARGOCD_LIST, doc.start)
 
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Rollout", "CronJob", "Job")
@@ -201,13 +231,23 @@ def parse_flags(text: str, service: str, environment: str) -> tuple[list[Change]
         docs, broken = jsonspan.parse_document_or_lines(text)
         bad += [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
         for d in docs:
-            for it in (d.items if d.kind == "array" else d.array("items") or d.array("events") or [d]):
-                entries.append((it.start, it.end, it.value))
+            key = next((k for k in _FLAG_KEYS if d.get(k) is not None), None)
+            items = d.items if d.kind == "array" else listed(d.get(key), key, _FLAG_LIST) if key else [d]
+            entries += [(it.start, it.end, it.value) for it in items]
     else:
-        root = yamlio.spans(text)
-        data = yamlio.loads(text)  # a block item's text alone is not YAML (its later lines are indented)
-        values = data if isinstance(data, list) else []
-        for node, value in zip(root.items() if root is not None else [], values):
+        # a block item's text alone is not YAML (its later lines are indented): values from the whole document
+        data, root = load_yaml(text)
+        key = next((k for k in _FLAG_KEYS if k in data), None) if isinstance(data, dict) else None
+        if key is not None:
+            node = root.get(key) if root is not None else None
+            if data[key] is not None and not isinstance(data[key], list):
+                raise ContentError(key, _FLAG_LIST, node.start if node is not None else 0)
+            data, nodes = data[key] or [], node.items() if node is not None else []
+        elif isinstance(data, list):
+            nodes = root.items() if root is not None else []
+        else:  # one toggle written as a mapping (a scalar is kept as what it is not: a toggle object)
+            data, nodes = ([data], [root]) if data is not None and root is not None else ([], [])
+        for node, value in zip(nodes, data):
             entries.append((*yamlio.trim(text, node.start, node.end), value))
     out: list[Change] = []
     for start, end, v in entries:

@@ -13,7 +13,7 @@ from email.utils import parsedate_to_datetime
 from state.telemetry import K8sEvent, PodPlacement, Unparsed
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
-from tools.formats.shape import expecting
+from tools.formats.shape import expecting, listed
 
 _HASHED_POD = re.compile(r"^(?P<wl>.+?)-(?P<hash>[b-df-hj-np-tv-z0-9]{6,10})-(?P<suffix>[a-z0-9]{5})$")
 """`<workload>-<pod-template hash>-<suffix>`: Kubernetes writes hashes without vowels (its safe
@@ -23,6 +23,8 @@ _POD = ("a pod object as `kubectl get pods -o json` writes it (metadata an objec
         "an object, ownerReferences a list of objects; spec.nodeName text)")
 _EVENT = ("an event object as `kubectl get events -o json` writes it (reason and message text, involvedObject an "
           "object, count a whole number, a zoned time)")
+_EVENTS = "a list of event objects (`kubectl get events -o json`)"
+_PODS = "a list of pod objects (`kubectl get pods -o json`)"
 _AGE = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
@@ -39,6 +41,16 @@ def workload_of_replicaset(rs: str, template_hash: str | None = None) -> tuple[s
         return rs[: -len(template_hash) - 1], template_hash
     m = re.match(r"^(?P<wl>.+)-(?P<hash>[a-z0-9]{6,10})$", rs)
     return (m.group("wl"), m.group("hash")) if m else (rs, None)
+
+
+def _items(doc: jsonspan.J, expected: str) -> list[jsonspan.J]:
+    """The objects of one JSON document: a List's `items`, an array's items, else the document itself
+    (one object, as `kubectl get KIND NAME -o json` writes it; a line that is none is kept unparsed)."""
+    if doc.kind == "array":
+        return doc.items
+    if doc.kind == "object" and "items" in doc.keys:
+        return listed(doc.get("items"), "items", expected)
+    return [doc]
 
 
 def _where(doc: jsonspan.J, i: int, item: jsonspan.J) -> str:
@@ -61,9 +73,7 @@ def parse_events(text: str) -> tuple[list[K8sEvent], list[Unparsed]]:
     out: list[K8sEvent] = []
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
-        items = doc.array("items") if doc.kind == "object" and doc.get("items") else (
-            doc.items if doc.kind == "array" else [doc])
-        for i, it in enumerate(items):
+        for i, it in enumerate(_items(doc, _EVENTS)):
             with expecting(_where(doc, i, it), _EVENT, it.start):
                 obj = it.value if isinstance(it.value, dict) else {}
                 inv = obj.get("involvedObject") or obj.get("regarding") or {}
@@ -97,8 +107,7 @@ def parse_pods_json(text: str) -> tuple[list[PodPlacement], list[Unparsed]]:
     out: list[PodPlacement] = []
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
-        items = doc.array("items") if doc.kind == "object" and doc.get("items") is not None else [doc]
-        for i, it in enumerate(items):
+        for i, it in enumerate(_items(doc, _PODS)):
             with expecting(_where(doc, i, it), _POD, it.start):
                 obj = it.value if isinstance(it.value, dict) else {}
                 meta = obj.get("metadata") or {}

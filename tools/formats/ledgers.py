@@ -15,7 +15,10 @@
   blocks, Flyway `info` tables.
 
 Every change keeps the offsets of the record that states it. A stamp without a zone is read in
-the manifest's `timezone`, else UTC (migration tools write the database server's UTC).
+the manifest's `timezone`, else UTC (migration tools write the database server's UTC). A file that
+is not the shape its format has — broken JSON or YAML, a list of records that is a number or a text,
+a document with none, text no migration tool writes — is refused naming where (`shape.ContentError`);
+a record that is there but cannot be read (no usable time) is kept as unparsed text.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from state.sources import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
-from tools.formats.records import ENV_FAMILIES, Rec, first, obj, records, same_environment, scalar
+from tools.formats.records import ENV_FAMILIES, Rec, first, obj, read_records, records, same_environment, scalar
+from tools.formats.shape import ContentError, expecting, listed
 
 FORMATS = ("ledger", "ecs", "cloudtrail", "route53", "certificates", "migrations")
 
@@ -47,6 +51,24 @@ _ENV = ("environment", "env", "environment.name", "stage", "namespace")
 _SUMMARY = ("summary", "description", "note", "comment", "reason", "log", "message", "title", "DESCRIPTION")
 _FLAG = ("flag", "flagKey", "featureName", "feature", "flag_name", "flagName", "feature_flag")
 _TZ_ANY = re.compile(r"(Z|[+-]\d{2}:?\d{2})\s*$")
+_LEDGER = ("a list of change records (under entries, changes, deployments, events, results …, the file a list, or "
+           "JSON lines), or one change record with a start time")
+_ECS = "`aws ecs describe-services` JSON: services a list of service objects"
+_ECS_SERVICE = ("an ECS service object (serviceName text; deployments a list of objects with id, taskDefinition "
+                "text and createdAt a time)")
+_TRAIL = "a CloudTrail log: Records a list of event objects (eventName text, eventTime a time), or JSON lines of them"
+_TRAIL_RECORD = ("a CloudTrail event object (eventName, eventSource and eventID text; eventTime a time; "
+                 "requestParameters and responseElements objects)")
+_R53 = ("a Route 53 change: ChangeInfo an object (Id text, SubmittedAt a time, Comment text) and ChangeBatch an "
+        "object whose Changes are a list")
+_R53_CHANGE = ("a Route 53 change object (Action text; ResourceRecordSet an object with Name and Type text, "
+               "ResourceRecords a list of {Value} objects)")
+_CERTS = ("cert-manager objects as `kubectl get certificates,certificaterequests -o json` writes them: items a list "
+          "of objects (or one Certificate or CertificateRequest object)")
+_CERT = ("a cert-manager object (kind text; metadata an object with name text and creationTimestamp a time; spec an "
+         "object with dnsNames a list of text and issuerRef an object)")
+_MIGRATIONS = ("migration tool output: Alembic `Running upgrade A -> B` lines, `sqitch log` `Deploy <id>` blocks, "
+               "or a Flyway `info` table")
 
 
 def _time(value: Any, tz: timezone | None) -> datetime | None:
@@ -170,11 +192,13 @@ def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None)
 def parse_ledger(text: str, service: str, environment: str, tz: timezone | None = None
                  ) -> tuple[list[Change], list[Unparsed]]:
     out: list[Change] = []
-    bad: list[Unparsed] = []
-    for rec in records(text):
+    recs, broken = read_records(text, _LEDGER, one=lambda v: first(v, *_START) is not None,
+                                loose=lambda v: first(v, *_START, *_ID, *_TYPE, *_SERVICE, *_FLAG) is not None)
+    bad = [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
+    for rec in recs:
         try:
             got = ledger_change(rec, service, environment, tz)
-        except (ValueError, TypeError):  # a field of a shape no change takes: the record is kept as text
+        except (ValueError, TypeError, OverflowError):  # a field no change takes (a time past year 1): kept as text
             got = Unparsed(start=rec.start, end=rec.end, reason="a change record with fields of the usual types")
         (out if isinstance(got, Change) else bad).append(got)  # type: ignore[arg-type]
     return out, bad
@@ -193,29 +217,43 @@ def _strip_env(name: str, environment: str) -> str:
 def parse_ecs(text: str, service: str, environment: str, tz: timezone | None = None
               ) -> tuple[list[Change], list[Unparsed]]:
     """`aws ecs describe-services`: every deployment of every service."""
-    doc = jsonspan.parse(text)
+    doc = _json(text)
+    if doc.kind != "object" or "services" not in doc.keys:
+        raise ContentError("<document>", _ECS, doc.start)
     out: list[Change] = []
     bad: list[Unparsed] = []
-    for s in doc.array("services") if doc.kind == "object" else []:
-        sv = s.value if isinstance(s.value, dict) else {}
-        name = as_text(sv.get("serviceName") or "")
-        svc = _strip_env(name, environment) or service or "*"  # what the file says first
-        for d in s.array("deployments"):
-            v = d.value if isinstance(d.value, dict) else {}
-            began = _time(v.get("createdAt"), tz)
-            if began is None:
-                bad.append(Unparsed(start=d.start, end=d.end, reason="an ECS deployment with createdAt"))
-                continue
-            state = as_text(v.get("rolloutState") or v.get("status") or "")
-            done = _time(v.get("updatedAt"), tz) if state.upper() in ("COMPLETED", "PRIMARY", "") else None
-            task = as_text(v.get("taskDefinition") or "")
-            rev = task.rsplit(":", 1)[1] if ":" in task.rsplit("/", 1)[-1] else None
-            cid = as_text(v.get("id") or "").rsplit("/", 1)[-1] or f"{svc}@ecs-{rev}"
-            out.append(Change(start=d.start, end=d.end, id=cid, type="deployment", service=svc, environment=environment,
-                              started_at=began, completed_at=done if done and done >= began else None,
-                              version_to=rev, revision=rev,
-                              summary=f"{name} {as_text(v.get('status'))} {state} {task.rsplit('/', 1)[-1]}".strip()))
+    for i, s in enumerate(listed(doc.get("services"), "services", _ECS)):
+        if s.kind != "object":
+            raise ContentError(f"services[{i}]", _ECS_SERVICE, s.start)
+        with expecting(f"services[{i}]", _ECS_SERVICE, s.start):
+            sv = s.value
+            name = as_text(sv.get("serviceName") or "")
+            svc = _strip_env(name, environment) or service or "*"  # what the file says first
+            for d in listed(s.get("deployments"), f"services[{i}].deployments", _ECS_SERVICE):
+                v = d.value if isinstance(d.value, dict) else {}
+                began = _time(v.get("createdAt"), tz)
+                if began is None:
+                    bad.append(Unparsed(start=d.start, end=d.end, reason="an ECS deployment with createdAt"))
+                    continue
+                state = as_text(v.get("rolloutState") or v.get("status") or "")
+                done = _time(v.get("updatedAt"), tz) if state.upper() in ("COMPLETED", "PRIMARY", "") else None
+                task = as_text(v.get("taskDefinition") or "")
+                rev = task.rsplit(":", 1)[1] if ":" in task.rsplit("/", 1)[-1] else None
+                cid = as_text(v.get("id") or "").rsplit("/", 1)[-1] or f"{svc}@ecs-{rev}"
+                out.append(Change(start=d.start, end=d.end, id=cid, type="deployment", service=svc,
+                                  environment=environment, started_at=began,
+                                  completed_at=done if done and done >= began else None, version_to=rev, revision=rev,
+                                  summary=f"{name} {as_text(v.get('status'))} {state} {task.rsplit('/', 1)[-1]}".strip()))
     return out, bad
+
+
+def _json(text: str) -> jsonspan.J:
+    """One JSON document; a syntax error names its offset (a ContentError: a change file's caller turns
+    a ValueError into a vaguer message)."""
+    try:
+        return jsonspan.parse(text)
+    except jsonspan.JSONSpanError as exc:
+        raise ContentError("<document>", f"valid JSON (a syntax error at offset {exc.pos})", exc.pos) from None
 
 
 _READ_ONLY = re.compile(r"^(Describe|Get|List|Lookup|Head|Check|Search|Batch(Get|Describe))")
@@ -225,31 +263,39 @@ def parse_cloudtrail(text: str, service: str, environment: str, tz: timezone | N
                      ) -> tuple[list[Change], list[Unparsed]]:
     """CloudTrail `Records[]`: every call that changes something (not Describe/Get/List …)."""
     out: list[Change] = []
-    bad: list[Unparsed] = []
-    for rec in records(text):
-        v = rec.value if isinstance(rec.value, dict) else {}
-        name = as_text(v.get("eventName") or "")
-        at = _time(v.get("eventTime"), tz)
-        if not name or at is None:
-            bad.append(Unparsed(start=rec.start, end=rec.end, reason="a CloudTrail record with eventName and eventTime"))
-            continue
-        if _READ_ONLY.match(name) or v.get("readOnly") is True:
-            continue
-        params = obj(v.get("requestParameters"))
-        arn = next((as_text(x) for k, x in params.items() if k.lower().endswith("arn") and isinstance(x, str)), "")
-        lb = re.search(r"/(?:app|net|gwy)/([^/]+)/", arn)
-        target = lb.group(1) if lb else (re.split(r"[:/]", arn)[-1] if arn else None)
-        blob = f"{name} {params}".lower()
-        kind = ("certificate" if re.search(r"ssl|certificate|tls", blob) else "dns" if "route53" in
-                as_text(v.get("eventSource")) else "infrastructure")
-        diffs = _cloudtrail_diffs(v)
-        stamp = at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H%M%SZ")
-        cid = as_text(v.get("eventID") or "") or f"cloudtrail-{name}-{stamp}"
-        out.append(Change(start=rec.start, end=rec.end, id=cid, type=kind, service=target or service,
-                          target=target or None,
-                          environment=environment, started_at=at, completed_at=at, config_changes=diffs,
-                          summary=f"{as_text(v.get('eventSource'))} {name} {target or ''}".strip()))
+    recs, broken = read_records(text, _TRAIL, keys=("Records",), one=lambda v: "eventName" in v or "eventTime" in v)
+    bad = [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
+    for rec in recs:
+        with expecting(rec.where, _TRAIL_RECORD, rec.start):
+            _trail_change(rec, service, environment, tz, out, bad)
     return out, bad
+
+
+def _trail_change(rec: Rec, service: str, environment: str, tz: timezone | None,
+                  out: list[Change], bad: list[Unparsed]) -> None:
+    """One CloudTrail record: a change when the call changes something, unparsed when it is no call."""
+    v = rec.value if isinstance(rec.value, dict) else {}
+    name = as_text(v.get("eventName") or "")
+    at = _time(v.get("eventTime"), tz)
+    if not name or at is None:
+        bad.append(Unparsed(start=rec.start, end=rec.end, reason="a CloudTrail record with eventName and eventTime"))
+        return
+    if _READ_ONLY.match(name) or v.get("readOnly") is True:
+        return
+    params = obj(v.get("requestParameters"))
+    arn = next((as_text(x) for k, x in params.items() if k.lower().endswith("arn") and isinstance(x, str)), "")
+    lb = re.search(r"/(?:app|net|gwy)/([^/]+)/", arn)
+    target = lb.group(1) if lb else (re.split(r"[:/]", arn)[-1] if arn else None)
+    blob = f"{name} {params}".lower()
+    kind = ("certificate" if re.search(r"ssl|certificate|tls", blob) else "dns" if "route53" in
+            as_text(v.get("eventSource")) else "infrastructure")
+    diffs = _cloudtrail_diffs(v)
+    stamp = at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H%M%SZ")
+    cid = as_text(v.get("eventID") or "") or f"cloudtrail-{name}-{stamp}"
+    out.append(Change(start=rec.start, end=rec.end, id=cid, type=kind, service=target or service,
+                      target=target or None,
+                      environment=environment, started_at=at, completed_at=at, config_changes=diffs,
+                      summary=f"{as_text(v.get('eventSource'))} {name} {target or ''}".strip()))
 
 
 def _cloudtrail_diffs(v: dict) -> tuple[ConfigChange, ...]:
@@ -269,79 +315,110 @@ def _cloudtrail_diffs(v: dict) -> tuple[ConfigChange, ...]:
 def parse_route53(text: str, service: str, environment: str, tz: timezone | None = None
                   ) -> tuple[list[Change], list[Unparsed]]:
     """A Route 53 change: `ChangeInfo` (id, SubmittedAt, Comment) and `ChangeBatch.Changes[]`."""
-    doc = jsonspan.parse(text)
-    v = obj(doc.value)
-    info = obj(v.get("ChangeInfo"))
+    doc = _json(text)
+    info_node = doc.get("ChangeInfo")
+    if info_node is None:
+        raise ContentError("<document>", _R53, doc.start)
+    if info_node.kind != "object":
+        raise ContentError("ChangeInfo", _R53, info_node.start)
+    batch = doc.get("ChangeBatch")
+    if batch is not None and batch.kind != "object" and not (batch.kind == "literal" and batch.raw is None):
+        raise ContentError("ChangeBatch", _R53, batch.start)
+    changes = listed(batch.get("Changes") if batch is not None else None, "ChangeBatch.Changes", _R53)
+    info = info_node.value
     at = _time(info.get("SubmittedAt"), tz)
     if at is None:
         return [], [Unparsed(start=doc.start, end=doc.end, reason="a Route 53 change with ChangeInfo.SubmittedAt")]
-    batch = obj(v.get("ChangeBatch"))
     names: list[str] = []
     diffs: list[ConfigChange] = []
-    for c in batch.get("Changes") or []:
-        rrs = c.get("ResourceRecordSet") if isinstance(c, dict) else None
-        if isinstance(rrs, dict) and rrs.get("Name"):
+    for i, c in enumerate(changes):
+        rrs = c.value.get("ResourceRecordSet") if c.kind == "object" else None
+        if not isinstance(rrs, dict):
+            raise ContentError(f"ChangeBatch.Changes[{i}]", _R53_CHANGE, c.start)
+        with expecting(f"ChangeBatch.Changes[{i}]", _R53_CHANGE, c.start):
+            if not rrs.get("Name"):
+                continue
             name = as_text(rrs["Name"]).rstrip(".")
             names.append(name) if name not in names else None
             vals = ",".join(as_text(r.get("Value")) for r in rrs.get("ResourceRecords") or [] if isinstance(r, dict))
             ident = f"{name}[{rrs.get('SetIdentifier')}]" if rrs.get("SetIdentifier") else name
-            diffs.append(ConfigChange(key=ident, from_=None, to=f"{c.get('Action', '')} {rrs.get('Type', '')} "
+            diffs.append(ConfigChange(key=ident, from_=None, to=f"{c.value.get('Action', '')} {rrs.get('Type', '')} "
                                       f"{vals} weight={rrs.get('Weight', '')}".strip()))
     svc = names[0].split(".")[0] if names else service or "*"  # the record's own name first
-    cid = as_text(info.get("Id") or "").rsplit("/", 1)[-1] or f"{svc}@dns-{at.isoformat()}"
-    return [Change(start=doc.start, end=doc.end, id=cid, type="dns", service=svc, target=names[0] if names else None,
-                   targets=tuple(names), environment=environment, started_at=at, completed_at=at,
-                   summary=as_text(info.get("Comment") or ""), config_changes=tuple(diffs))], []
+    with expecting("ChangeInfo", _R53, info_node.start):
+        cid = as_text(info.get("Id") or "").rsplit("/", 1)[-1] or f"{svc}@dns-{at.isoformat()}"
+        return [Change(start=doc.start, end=doc.end, id=cid, type="dns", service=svc,
+                       target=names[0] if names else None, targets=tuple(names), environment=environment,
+                       started_at=at, completed_at=at, summary=as_text(info.get("Comment") or ""),
+                       config_changes=tuple(diffs))], []
 
 
 def parse_certificates(text: str, service: str, environment: str, tz: timezone | None = None
                        ) -> tuple[list[Change], list[Unparsed]]:
     """cert-manager objects: each CertificateRequest (else each Certificate's current revision) is a renewal."""
-    doc = jsonspan.parse(text)
-    items = doc.items if doc.kind == "array" else doc.array("items")
-    certs: dict[str, dict] = {}
-    for it in items:
-        v = it.value if isinstance(it.value, dict) else {}
-        if v.get("kind") == "Certificate":
-            certs[as_text((v.get("metadata") or {}).get("name"))] = v
+    doc = _json(text)
+    kind = doc.get("kind")
+    if doc.kind == "array":
+        items, wheres = doc.items, [f"[{n}]" for n in range(len(doc.items))]
+    elif "items" in doc.keys:
+        items = listed(doc.get("items"), "items", _CERTS)
+        wheres = [f"items[{n}]" for n in range(len(items))]
+    elif kind is not None and kind.raw in ("Certificate", "CertificateRequest"):
+        items, wheres = [doc], ["<document>"]
+    else:
+        raise ContentError("<document>", _CERTS, doc.start)
+    certs: dict[str, tuple[str, ...]] = {}  # a Certificate's name: its DNS names
+    for it, where in zip(items, wheres):
+        if it.kind != "object":
+            raise ContentError(where, _CERT, it.start)
+        with expecting(where, _CERT, it.start):
+            if it.value.get("kind") == "Certificate":
+                certs[as_text((it.value.get("metadata") or {}).get("name"))] = _dns_names(it.value)
     out: list[Change] = []
     bad: list[Unparsed] = []
 
-    def about(cert: dict | None) -> str:
-        names = ((cert or {}).get("spec") or {}).get("dnsNames") or []
-        return as_text(names[0]).split(".")[0] if names else service or "*"  # the certificate's own name first
+    def about(dns: tuple[str, ...] | None) -> str:
+        return dns[0].split(".")[0] if dns else service or "*"  # the certificate's own name first
 
-    requests = [it for it in items if isinstance(it.value, dict) and it.value.get("kind") == "CertificateRequest"]
-    for it in requests:
-        v = it.value
-        meta = v.get("metadata") or {}
-        name = as_text(meta.get("name"))
-        cert = certs.get(re.sub(r"-\d+$", "", name)) or next(
-            (c for n, c in certs.items() if name.startswith(n)), None)
-        at = _time(meta.get("creationTimestamp"), tz)
-        if at is None:
-            bad.append(Unparsed(start=it.start, end=it.end, reason="a CertificateRequest with creationTimestamp"))
-            continue
-        issuer = as_text(((v.get("spec") or {}).get("issuerRef") or {}).get("name"))
-        dns = ((cert or {}).get("spec") or {}).get("dnsNames") or []
-        out.append(Change(start=it.start, end=it.end, id=name, type="certificate", service=about(cert),
-                          target=as_text(dns[0]) if dns else None, environment=_dns_env(dns, environment), started_at=at,
-                          completed_at=at, summary=f"certificate request {name} issued by {issuer}".strip(),
-                          config_changes=(ConfigChange(key="issuer", from_=None, to=issuer),) if issuer else ()))
+    requests = [(it, where) for it, where in zip(items, wheres) if it.value.get("kind") == "CertificateRequest"]
+    for it, where in requests:
+        with expecting(where, _CERT, it.start):
+            v = it.value
+            meta = v.get("metadata") or {}
+            name = as_text(meta.get("name"))
+            base = re.sub(r"-\d+$", "", name)
+            dns = certs[base] if base in certs else next((c for n, c in certs.items() if name.startswith(n)), None)
+            at = _time(meta.get("creationTimestamp"), tz)
+            if at is None:
+                bad.append(Unparsed(start=it.start, end=it.end, reason="a CertificateRequest with creationTimestamp"))
+                continue
+            issuer = as_text(((v.get("spec") or {}).get("issuerRef") or {}).get("name"))
+            out.append(Change(start=it.start, end=it.end, id=name, type="certificate", service=about(dns),
+                              target=dns[0] if dns else None, environment=_dns_env(list(dns or ()), environment),
+                              started_at=at, completed_at=at, summary=f"certificate request {name} issued by {issuer}".strip(),
+                              config_changes=(ConfigChange(key="issuer", from_=None, to=issuer),) if issuer else ()))
     if not requests:
-        for it in items:
-            v = it.value if isinstance(it.value, dict) else {}
+        for it, where in zip(items, wheres):
+            v = it.value
             if v.get("kind") != "Certificate":
                 continue
-            st = v.get("status") or {}
-            at = _time(st.get("notBefore"), tz)
-            if at is None:
-                continue
-            name = as_text((v.get("metadata") or {}).get("name"))
-            out.append(Change(start=it.start, end=it.end, id=f"{name}-{st.get('revision', '')}".rstrip("-"),
-                              type="certificate", service=about(v), environment=environment, started_at=at,
-                              completed_at=at, summary=f"certificate {name} renewed"))
+            with expecting(where, _CERT, it.start):
+                st = v.get("status") or {}
+                at = _time(st.get("notBefore"), tz)
+                if at is None:  # not issued yet: no change
+                    continue
+                name = as_text((v.get("metadata") or {}).get("name"))
+                out.append(Change(start=it.start, end=it.end, id=f"{name}-{st.get('revision', '')}".rstrip("-"),
+                                  type="certificate", service=about(_dns_names(v)), environment=environment,
+                                  started_at=at, completed_at=at, summary=f"certificate {name} renewed"))
     return out, bad
+
+
+def _dns_names(cert: dict) -> tuple[str, ...]:
+    names = (cert.get("spec") or {}).get("dnsNames") or []
+    if not isinstance(names, list):
+        raise TypeError("dnsNames is a list")
+    return tuple(as_text(n) for n in names)
 
 
 def _dns_env(names: list, environment: str) -> str:
@@ -354,12 +431,17 @@ def _dns_env(names: list, environment: str) -> str:
 
 _ALEMBIC = re.compile(r"Running upgrade (?P<a>\S*) -> (?P<b>[\w]+),?\s*(?P<msg>.*)$", re.M)
 _SQITCH = re.compile(r"^Deploy (?P<id>[0-9a-f]{7,40})\s*$")
+_TOOL_TEXT = re.compile(r"alembic|sqitch|flyway|^On database |^\|?\s*Category\s*\|\s*Version\s*\||^Schema version:",
+                        re.I | re.M)
+"""What a migration tool's output says of itself: such text with no migration in it (nothing to upgrade) is no error."""
 
 
 def parse_migrations(text: str, service: str, environment: str, tz: timezone | None = None
                      ) -> tuple[list[Change], list[Unparsed]]:
-    """Migration tool text: Alembic upgrade lines, Sqitch `Deploy` blocks, a Flyway `info` table."""
+    """Migration tool text: Alembic upgrade lines, Sqitch `Deploy` blocks, a Flyway `info` table (a pending
+    migration, without an installed-on time, is no change yet). Text of none of these tools is refused."""
     out: list[Change] = []
+    bad: list[Unparsed] = []
     pos = 0
     block: dict[str, Any] | None = None
     lines = text.splitlines(keepends=True)
@@ -375,7 +457,9 @@ def parse_migrations(text: str, service: str, environment: str, tz: timezone | N
                               version_from=m.group("a") or None, version_to=m.group("b"), summary=m.group("msg").strip()))
             continue
         if (m := _SQITCH.match(line)) or not line.strip():
-            if block is not None and block.get("at") is not None:
+            if block is not None and block.get("at") is None:
+                bad.append(Unparsed(start=block["start"], end=block["end"], reason="a sqitch Deploy block with a Date"))
+            elif block is not None:
                 out.append(Change(start=block["start"], end=block["end"], id=f"{service}-sqitch-{block['name']}",
                                   type="schema_migration", service=service, environment=environment,
                                   started_at=block["at"], completed_at=block["at"], version_to=block["name"],
@@ -396,7 +480,9 @@ def parse_migrations(text: str, service: str, environment: str, tz: timezone | N
                 out.append(Change(start=start, end=end, id=f"{service}-flyway-V{cells[1]}", type="schema_migration",
                                   service=service, environment=environment, started_at=at, completed_at=at,
                                   version_to=cells[1], summary=" ".join(cells[2:3])))
-    return out, []
+    if not out and not bad and text.strip() and not _TOOL_TEXT.search(text):
+        raise ContentError("<document>", _MIGRATIONS, len(text) - len(text.lstrip()))
+    return out, bad
 
 
 def detect(text: str) -> str | None:

@@ -13,7 +13,7 @@ from state.sources import MetricMeta
 from state.telemetry import Series, SeriesPoint, Unparsed
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time, zone
-from tools.formats.shape import expecting
+from tools.formats.shape import ContentError, expecting, listed
 
 
 def _value(text: str) -> float | None:
@@ -73,24 +73,31 @@ _SERIES = ("a series object of a Prometheus query result (metric an object of la
            "[timestamp, \"value\"] pairs, or value one pair)")
 
 
+_RESULT = "a Prometheus query result (data an object whose result is a list of series objects)"
+
+
 def parse_prometheus(text: str, meta: MetricMeta | None, default_metric: str,
                      entity: str | None) -> tuple[list[Series], list[Unparsed], str | None]:
     try:
         doc = jsonspan.parse(text)
     except jsonspan.JSONSpanError as exc:
         return [], [], f"Prometheus query JSON ({exc})"
+    data = doc.get("data")
+    if data is not None and data.kind != "object":
+        raise ContentError("data", _RESULT, data.start)
     result = doc.path("data", "result")
-    if result is None or result.kind != "array":
+    if result is None:
         return [], [], "Prometheus query JSON with data.result"
     out: list[Series] = []
     bad: list[Unparsed] = []
-    for n, item in enumerate(result.items):
+    for n, item in enumerate(listed(result, "data.result", _RESULT)):
         with expecting(f"data.result[{n}]", _SERIES, item.start):
             labels_node = item.get("metric")
             labels = {str(k): str(v) for k, v in (labels_node.value if labels_node else {}).items()}
             metric = labels.get("__name__") or (meta.metric if meta else None) or default_metric
-            values = item.get("values") or item.get("value")
-            pairs = values.items if values is not None and values.kind == "array" else []
+            key = "values" if item.get("values") is not None else "value"
+            values = item.get(key)
+            pairs = listed(values, f"data.result[{n}].{key}", _SERIES)
             if values is not None and pairs and pairs[0].kind != "array":  # an instant vector: one pair
                 pairs = [values]
             points: list[SeriesPoint] = []

@@ -4,13 +4,16 @@ Many exported files hold many records: a deploy ledger's `entries`, an audit log
 a flag audit's `events`, a migration history, a registry's `services`. `records()` finds them —
 a top-level list, else the first list of objects under a mapping (preferring the usual names),
 else the document itself as one record — each with the offsets of the text that states it and
-its values (YAML scalars converted as YAML does).
+its values (YAML scalars converted as YAML does). `records()` guesses (detection uses it) and never
+raises; `read_records()` reads a file the user named a format for, and refuses what `records()` would
+read as nothing: a syntax error, a container of another shape, a document with no records in it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +21,7 @@ import yaml
 
 from state import yamlio
 from tools.formats import jsonspan
+from tools.formats.shape import ContentError, listed
 
 LIST_KEYS = ("entries", "changes", "deployments", "records", "Records", "items", "events", "history", "migrations",
              "results", "releases", "pushes", "audit", "log", "services", "components", "data")
@@ -31,6 +35,8 @@ class Rec:
     end: int
     value: Any
     parent: Any = None
+    where: str = "<document>"
+    """Its JSON path in the document (`entries[3]`, `[0]`), for a message that names it."""
 
 
 def _doc_spans(text: str) -> list[tuple[int, int]]:
@@ -148,3 +154,117 @@ def as_json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+# --- strict reading --------------------------------------------------------------------------
+
+def load_yaml(text: str, start: int = 0, end: int | None = None) -> tuple[Any, yamlio.Node | None]:
+    """One YAML document (`text[start:end]`) strictly, with its offset tree. A syntax error, a key written
+    twice or runaway aliases is a ContentError naming the line of the whole text, quoting nothing."""
+    chunk = text[start:end]
+    lines = text.count("\n", 0, start)
+    try:
+        return yamlio.loads(chunk), yamlio.spans(chunk)
+    except yamlio.DuplicateKey as exc:
+        raise ContentError(f"line {lines + exc.line}", "each key once in a mapping", start) from None
+    except yamlio.TooComplex as exc:
+        raise ContentError(f"line {lines + exc.line}", exc.problem, start) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {lines + mark.line + 1}" if mark is not None else "<document>"
+        raise ContentError(where, "valid YAML (a syntax error here)", start + (mark.index if mark else 0)) from None
+
+
+def load_documents(text: str) -> list[tuple[int, int, Any, yamlio.Node | None]]:
+    """As `yaml_documents`, strictly: a document that does not load is a ContentError naming its line."""
+    out = []
+    for s, e in _doc_spans(text):
+        value, node = load_yaml(text, s, e)
+        if value is not None:
+            out.append((s, e, value, node))
+    return out
+
+
+def read_records(text: str, expected: str, *, keys: tuple[str, ...] = LIST_KEYS,
+                 one: Callable[[dict], bool] = lambda v: False, loose: Callable[[dict], bool] | None = None
+                 ) -> tuple[list[Rec], list[tuple[int, int, str]]]:
+    """The records of a file as `records()` finds them, and the JSON lines that do not parse (start, end, why).
+
+    Refused (ContentError naming where, and `expected`): JSON none of whose lines parses, a YAML
+    document that does not load, a container under one of `keys` that is not a list (`"entries": 7`), a
+    document that is neither a container nor a record. An object is one record when `one` says so (it
+    is dated …), or, holding no container, when `loose` does (it is a record the format will judge);
+    an empty or null container holds no records (an export with no entries)."""
+    if not text.strip():
+        return [], []
+    is_record = loose or one
+    if text.lstrip().startswith(("{", "[")):
+        bad: list[tuple[int, int, str]] = []
+        try:
+            docs = [jsonspan.parse(text)]
+        except jsonspan.JSONSpanError as exc:
+            docs, bad = jsonspan.parse_lines(text)
+            if not any(d.kind in ("object", "array") for d in docs):  # no JSON lines either: a broken document
+                raise ContentError("<document>", f"valid JSON (a syntax error at offset {exc.pos})", exc.pos) from None
+        out: list[Rec] = []
+        for d in docs:
+            if d.kind == "array":
+                out += [Rec(i.start, i.end, i.value, None, f"[{n}]") for n, i in enumerate(d.items)]
+            elif d.kind != "object":  # a JSON line that is no object: the format keeps it as what it is not
+                out.append(Rec(d.start, d.end, d.value))
+            else:
+                value = d.value
+                key = _container(value, keys, one, is_record, expected, _json_pos(d))
+                out += [Rec(d.start, d.end, value)] if key is None else [
+                    Rec(i.start, i.end, i.value, value, f"{key}[{n}]") for n, i in enumerate(listed(d.get(key), key, expected))]
+        return out, bad
+    recs: list[Rec] = []
+    for s, _e, value, node in load_documents(text):
+        if node is None:
+            continue
+        if isinstance(value, list):
+            recs += [Rec(*_abs(text, s, n), v, None, f"[{i}]") for i, (n, v) in enumerate(zip(node.items(), value))]
+        elif not isinstance(value, dict):
+            raise ContentError("<document>", expected, s)
+        else:
+            key = _container(value, keys, one, is_record, expected, _yaml_pos(node, s))
+            child = node.get(str(key)) if key is not None else None
+            recs += [Rec(*_abs(text, s, node), value)] if key is None else [
+                Rec(*_abs(text, s, n), v, value, f"{key}[{i}]")
+                for i, (n, v) in enumerate(zip(child.items() if child is not None else [], value[key] or []))]
+    return recs, []
+
+
+def _json_pos(doc: jsonspan.J) -> Callable[[str | None], int]:
+    def pos(key: str | None) -> int:
+        child = doc.get(key) if key is not None else None
+        return (child if child is not None else doc).start
+    return pos
+
+
+def _yaml_pos(node: yamlio.Node, base: int) -> Callable[[str | None], int]:
+    def pos(key: str | None) -> int:
+        child = node.get(key) if key is not None else None
+        return base + (child.start if child is not None else node.start)
+    return pos
+
+
+def _container(value: dict, keys: tuple[str, ...], one: Callable[[dict], bool], is_record: Callable[[dict], bool],
+               expected: str, pos: Callable[[str | None], int]) -> str | None:
+    """The key of the list holding an object's records, or None when the object is itself one record."""
+    key = _pick(value)  # a list of objects, the usual names first
+    if key is not None:
+        return key
+    if one(value):
+        return None
+    present = [k for k in keys if k in value]
+    for k in present:
+        if value[k] is None or isinstance(value[k], list):
+            return k
+    # a scalar is never a record's container; an object may be a record's own field (`changes: {key: {from, to}}`)
+    wrong = [k for k in present if not isinstance(value[k], dict)] or ([] if is_record(value) else present)
+    if wrong:
+        raise ContentError(wrong[0], expected, pos(wrong[0]))
+    if is_record(value):
+        return None
+    raise ContentError("<document>", expected, pos(None))

@@ -10,12 +10,14 @@ from datetime import datetime, timedelta, timezone
 from state.telemetry import TraceSpan, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.jsonspan import J
-from tools.formats.shape import expecting
+from tools.formats.shape import ContentError, expecting, listed
 
 _OTLP = ("an OTLP resourceSpans entry (resource.attributes a list of {key, value} objects; scopeSpans a list of "
          "objects whose spans hold traceId, spanId, name text and startTimeUnixNano / endTimeUnixNano numbers)")
 _JAEGER = ("a Jaeger trace object (processes an object of {serviceName}; spans objects with traceID, spanID and "
            "operationName text, startTime and duration numbers, tags and references lists of objects)")
+_OTLP_EXPORT = "an OTLP JSON export object (resourceSpans a list), one a line or one in the file"
+_JAEGER_EXPORT = "Jaeger JSON (data a list of trace objects, or the list itself)"
 _OTLP_KIND = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer",
               "SPAN_KIND_INTERNAL": "internal", "SPAN_KIND_SERVER": "server", "SPAN_KIND_CLIENT": "client",
               "SPAN_KIND_PRODUCER": "producer", "SPAN_KIND_CONSUMER": "consumer"}
@@ -69,12 +71,20 @@ def parse_otlp(text: str) -> tuple[list[TraceSpan], list[Unparsed]]:
     spans: list[TraceSpan] = []
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
-        for n, rs in enumerate(doc.array("resourceSpans")):
-            with expecting(f"resourceSpans[{n}]", _OTLP, rs.start):
+        if doc.get("resourceSpans") is None:  # not an object, or one without the list
+            raise ContentError("<document>", _OTLP_EXPORT, doc.start)
+        for n, rs in enumerate(listed(doc.get("resourceSpans"), "resourceSpans", _OTLP_EXPORT)):
+            where = f"resourceSpans[{n}]"
+            with expecting(where, _OTLP, rs.start):
+                if rs.kind != "object":
+                    raise ContentError(where, _OTLP, rs.start)
                 resource = rs.get("resource")
                 service = _attrs(resource.value.get("attributes", []) if resource else []).get("service.name", "")
-                for ss in rs.array("scopeSpans") or rs.array("instrumentationLibrarySpans"):
-                    for sp in ss.array("spans"):
+                key = "scopeSpans" if rs.get("scopeSpans") is not None else "instrumentationLibrarySpans"
+                for m, ss in enumerate(listed(rs.get(key), f"{where}.{key}", _OTLP)):
+                    if ss.kind != "object":
+                        raise ContentError(f"{where}.{key}[{m}]", _OTLP, ss.start)
+                    for sp in listed(ss.get("spans"), f"{where}.{key}[{m}].spans", _OTLP):
                         got = _otlp_span(sp, service) if service else None
                         if got is None:
                             unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without service, id or times"))
@@ -88,12 +98,17 @@ def parse_jaeger(text: str) -> tuple[list[TraceSpan], list[Unparsed]]:
     spans: list[TraceSpan] = []
     unparsed = [Unparsed(start=s, end=e, reason=r) for s, e, r in bad]
     for doc in docs:
-        traces = doc.array("data") if doc.kind == "object" else doc.items
+        if doc.kind != "array" and doc.get("data") is None:  # not an object, or one without the list
+            raise ContentError("<document>", _JAEGER_EXPORT, doc.start)
+        traces = listed(doc.get("data"), "data", _JAEGER_EXPORT) if doc.kind == "object" else doc.items
         for n, tr in enumerate(traces):
-            with expecting(f"data[{n}]" if doc.kind == "object" else f"[{n}]", _JAEGER, tr.start):
+            where = f"data[{n}]" if doc.kind == "object" else f"[{n}]"
+            with expecting(where, _JAEGER, tr.start):
+                if tr.kind != "object":
+                    raise ContentError(where, _JAEGER, tr.start)
                 procs = tr.get("processes")
                 services = {k: (v.value or {}).get("serviceName", "") for k, v in (procs.keys.items() if procs else [])}
-                for sp in tr.array("spans"):
+                for sp in listed(tr.get("spans"), f"{where}.spans", _JAEGER):
                     s = sp.value
                     if not isinstance(s, dict) or "startTime" not in s or "spanID" not in s:
                         unparsed.append(Unparsed(start=sp.start, end=sp.end, reason="a span without spanID or startTime"))
