@@ -102,7 +102,8 @@ def _rollback(k: Knowledge, c: ChangeFact) -> Ref | None:
 
 
 def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_change: str | None) -> list[tuple[str, tuple[str, ...]]]:
-    """Why `c` did not cause the anomaly, each with the evidence that shows it."""
+    """Why `c` did not cause the anomaly, each with the evidence that shows it. `cause_change` is the
+    cause the path settled on below (a change id, or what it is when no change is: a neighbour's load)."""
     w = k.case.window
     tol = w.onset_tolerance
     e = c.entity if c.entity in t.nodes else next((x for x in c.about if x in t.nodes), c.entity)
@@ -172,12 +173,17 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
     # timing alone) confirms or refutes by itself
     cause_change = (cres.cause.change.change.id if cres and cres.cause and cres.cause.change and not cres.ambiguous
                     else None)
+    # a neighbour's load the path settles on explains what lies above it as well as a change would: it
+    # came from beside the path, not through it (load or a limit reached may come from above: not those)
+    settled = (cres.cause if cres and cres.cause and not cres.ambiguous and cres.cause.change is None
+               and cres.cause.kind == "noisy_neighbour" else None)
+    cause_below = cause_change or (f"{settled.kind.replace('_', ' ')} at {settled.entity}" if settled else None)
     reasons: list[tuple[str, tuple[str, ...]]] = []
     for c, eid in blamed:
         if cause_change == c.id:
             ev = tuple(dict.fromkeys([eid, *(x for f in t.path() for x in t.nodes[f].state.evidence[:1])]))
             return Verdict("confirmed", f"the anomalous path ends at {c.id}: it is the cause found", supporting=ev)
-        mine = _refutations(k, t, c, eid, cause_change)
+        mine = _refutations(k, t, c, eid, cause_below)
         if not mine:
             return Verdict("insufficient", f"nothing read yet rules out {c.id}", supporting=(eid,),
                            missing=(f"what would rule out {c.id}: the anomaly beginning before it, a rollback that did "

@@ -132,3 +132,20 @@ def test_a_deploy_with_nothing_read_against_it_stays_insufficient_naming_what_wo
     w.looked(ChangesAction(entities=("web",), environment="prod", start=at(-60), end=at(20)))
     d = _decide(w)
     assert d.verdict == "insufficient" and any("rule out DEP-1" in m for m in d.missing)
+
+
+def test_a_deploy_above_a_noisy_neighbour_the_path_settles_on_is_refuted_even_without_a_change_of_the_neighbour():
+    """web deployed, then its dependency db slowed because a batch job sharing db's node loaded it. No
+    change of the batch job is known, yet the path settles on its load: web's deploy did not cause it."""
+    w = World(_case(blames={"entity": "web", "version": "2.4.1"}), kinds={"db": "database", "node-7": "node"})
+    w.read(rise("web", 0), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", 1), dep("db", "node-7", "runs_on", "pod placement"), source_kind="kubernetes")
+    w.read(rise("node-7", -1, base=40, level=99, role="saturation", unit="%", name="cpu_pct"))
+    w.read(rise("batch", -3, base=0.5, level=7.5, role="saturation", unit="cores", name="cpu_cores"),
+           dep("batch", "node-7", "runs_on", "pod placement"), source_kind="kubernetes")
+    w.read(_deploy(-1, started=-3), source_kind="change")
+    w.everything_looked("web", "db", "node-7", "batch")
+    d = _decide(w)
+    assert d.verdict == "refuted", d.rule
+    assert "noisy neighbour at batch" in d.rule
