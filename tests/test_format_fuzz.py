@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import test_material_formats as tm  # the real-shaped samples of the tools' exports, written once
 from state.errors import CaseError
 from state.sources import SourceEntry
 from tools.corpus import ParseContext, load_source
@@ -80,43 +81,12 @@ SAMPLES = [
     ("inc.json", "note", "chat", "json"),
 ]
 
-# the formats tools export, as they write them (no fixture file: the text is here)
+# the formats tools export, as they write them (no fixture file: the text is here or in test_material_formats)
 TOOL_SAMPLES = {
-    "ledger.yaml": """# prod change ledger (UTC)
-export_scope: every pipeline change to prod
-entries:
-  - id: PL-101
-    service: checkout
-    type: release
-    started_at: 2026-04-29T10:20:00Z
-    completed_at: 2026-04-29T10:31:00Z
-    summary: "checkout 4.18.2 -> 4.19.0"
-  - id: PL-102
-    service: payments
-    type: config-only
-    started_at: 2026-04-29T10:40:00Z
-    summary: "raise pool size"
-""",
-    "push.yaml": """# settings push record
-push_id: CFG-PUSH-7
-system: settingsd
-environment: production
-target_group: cache-tier2
-targets:
-  - sessions-cache
-submitted_at: 2026-04-29T10:02:00Z
-applied_at: 2026-04-29T10:05:00Z
-changes:
-  maxmemory: {from: 24gb, to: 12gb}
-""",
-    "unleash.json": json.dumps({"events": [
-        {"id": 9001, "type": "feature-environment-enabled", "createdBy": "a.b", "createdAt": "2026-04-29T10:10:00.000Z",
-         "featureName": "new_pricing", "environment": "Production", "project": "pricing"}]}, indent=2),
-    "flyway.json": json.dumps({"schemaVersion": "12", "database": "orders", "flywayVersion": "10.15.2", "migrations": [
-        {"category": "Versioned", "version": "11", "description": "add index", "type": "SQL",
-         "installedOnUTC": "2026-04-20T02:00:00.000Z", "state": "Success", "executionTime": 120},
-        {"category": "Versioned", "version": "12", "description": "drop column", "type": "SQL",
-         "installedOnUTC": "2026-04-29T10:15:00.000Z", "state": "Success", "executionTime": 3000}]}, indent=2),
+    "ledger.yaml": tm.LEDGER,
+    "push.yaml": tm.PUSH,
+    "unleash.json": tm.UNLEASH,
+    "flyway.json": tm.FLYWAY,
     "ecs.json": json.dumps({"services": [{"serviceName": "checkout-prod", "deployments": [
         {"id": "ecs-svc/1234567890", "status": "PRIMARY", "taskDefinition":
          "arn:aws:ecs:eu-west-1:1:task-definition/checkout-prod:83", "createdAt": "2026-04-29T10:20:00.1+00:00",
@@ -132,22 +102,9 @@ changes:
          "eventName": "ModifyListener", "eventID": "6f1a0c2e-1", "requestParameters": {
              "listenerArn": "arn:aws:elasticloadbalancing:eu-west-1:1:listener/app/web-lb/abc/def", "sslPolicy": "P2"},
          "responseElements": {"listeners": [{"sslPolicy": "P2", "previousSslPolicy": "P1"}]}}]}, indent=2),
-    "r53.json": json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T10:00:00Z",
-                                           "Comment": "shift traffic"},
-                            "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
-                                "Name": "payments.internal.example.", "Type": "CNAME", "SetIdentifier": "blue",
-                                "Weight": 50, "TTL": 30, "ResourceRecords": [{"Value": "lb-1.example"}]}}]}}, indent=2),
-    "certs.json": json.dumps({"apiVersion": "v1", "items": [
-        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "web-tls", "namespace": "web"},
-         "spec": {"dnsNames": ["web.prod.example"], "secretName": "web-tls"},
-         "status": {"notBefore": "2026-04-29T10:00:00Z", "revision": 3}},
-        {"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest",
-         "metadata": {"name": "web-tls-3", "creationTimestamp": "2026-04-29T09:59:58Z"},
-         "spec": {"issuerRef": {"kind": "ClusterIssuer", "name": "new-ca"}}}]}, indent=2),
-    "alembic.txt": ("2026-04-29T10:15:00.100Z INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
-                    "2026-04-29T10:15:01.000Z INFO  [alembic.runtime.migration] Running upgrade a1b2c3 -> d4e5f6, "
-                    "add trigger\n"
-                    "2026-04-29T10:15:09.000Z INFO  [alembic.runtime.migration] upgrade d4e5f6 done\n"),
+    "r53.json": tm.ROUTE53,
+    "certs.json": tm.CERTS,
+    "alembic.txt": tm.ALEMBIC,
     "sqitch.txt": """On database db:pg:orders
 Deploy 6c2f28d125aff1deea615f8de774599c6aea1e1b
 Name:      add_index
@@ -170,39 +127,10 @@ Date:      2026-04-29 10:20:00 +0000
 | Versioned | 12      | drop column | SQL  | 2026-04-29 10:15:00 | Success |
 +-----------+---------+-------------+------+---------------------+---------+
 """,
-    "catalog-info.yaml": """apiVersion: backstage.io/v1alpha1
-kind: Component
-metadata:
-  name: checkout
-spec:
-  type: service
-  owner: team-a
-  dependsOn:
-  - component:payments
-  - resource:orders-db
----
-apiVersion: backstage.io/v1alpha1
-kind: Resource
-metadata:
-  name: orders-db
-spec:
-  type: database
-  owner: team-b
-""",
-    "registry.json": json.dumps({"generated_at": "2026-04-29T00:00:00Z", "services": [
-        {"name": "checkout", "type": "svc", "depends_on": ["payments", "sessions-cache"]},
-        {"name": "sessions-cache", "type": "redis", "depends_on": []}]}, indent=2),
-    "lbs.yaml": """# load balancer inventory
-load_balancers:
-  - name: web-internal-12
-    dns_name: web.prod.example
-  - name: api-internal-7
-    dns_name: api.prod.example
-""",
-    "inc.json": json.dumps([
-        {"type": "message", "user": "alertmanager", "ts": "1777457100.000100", "text": "[FIRING] checkout 5xx"},
-        {"type": "message", "user": "a.b", "ts": "1777457400.000200", "text": "payments deploy looks suspicious"}],
-        indent=2),
+    "catalog-info.yaml": tm.BACKSTAGE,
+    "registry.json": tm.REGISTRY,
+    "lbs.yaml": tm.LB_INVENTORY,
+    "inc.json": tm.SLACK,
 }
 
 

@@ -596,18 +596,24 @@ def test_a_change_of_what_stands_in_front_of_a_service_only_its_callers_see_fail
     assert not any("placement" in m for m in d.missing)
 
 
-def test_a_service_only_its_caller_sees_failing_with_nothing_changed_on_the_way_sends_the_search_back_to_the_caller():
-    """web's errors name api, api's own signals are healthy and nothing changed for api or in front of
-    it: what fails is web's side of the call, and web's own change (its new client) is the cause."""
+def _healthy_api_world(changed_key: str) -> World:
+    """edge → web → api: web's errors name api, api's own signals are healthy, and web's deploy changed
+    `changed_key` four minutes before the onset."""
     w = World(c=case(subject="edge"))
     w.read(rise("edge", 0), names("edge", "web", 0.1, kind="service"))
     w.read(dep("edge", "web"), source_kind="config")
     w.read(rise("web", -1), names("web", "api", -0.8, kind="service"))
     w.read(dep("web", "api"), source_kind="config")
     w.read(flat("api"))
-    w.read(change("DEP-web", "web", -4, keys=("api.tls.min_version",)), source_kind="change")
+    w.read(change("DEP-web", "web", -4, keys=(changed_key,)), source_kind="change")
     w.everything_looked("edge", "web", "api")
-    d, _k = decide(w)
+    return w
+
+
+def test_a_service_only_its_caller_sees_failing_with_nothing_changed_on_the_way_sends_the_search_back_to_the_caller():
+    """web's errors name api, api's own signals are healthy and nothing changed for api or in front of
+    it: what fails is web's side of the call, and web's own change (its new client) is the cause."""
+    d, _k = decide(_healthy_api_world("api.tls.min_version"))
     assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("web", "DEP-web"), d.missing
     assert "api" in {a.what for a in d.alternatives}
 
@@ -717,14 +723,7 @@ def test_what_a_healthy_dependency_left_behind_unread_blocks_only_while_the_anom
     a change; that matters while web's change is chosen by timing, not once web's errors name what it
     changed."""
     def world() -> World:
-        w = World(c=case(subject="edge"))
-        w.read(rise("edge", 0), names("edge", "web", 0.1, kind="service"))
-        w.read(dep("edge", "web"), source_kind="config")
-        w.read(rise("web", -1), names("web", "api", -0.8, kind="service"))
-        w.read(dep("web", "api"), source_kind="config")
-        w.read(flat("api"))
-        w.read(change("DEP-web", "web", -4, keys=("tls_min_version",)), source_kind="change")
-        w.everything_looked("edge", "web", "api")
+        w = _healthy_api_world("tls_min_version")
         w.looked(RelationsAction(entities=("api",), environment="prod", direction="consumers"), denied=("api-lb-ops",))
         return w
 
