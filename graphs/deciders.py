@@ -336,9 +336,9 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competit
     # lookups can still carry the path below, the root is provisional and so are its denials
     named = cause is not None and cause.change is not None and cause.change.implicated
     # what the root depends on is open like its changes and signals: not once the anomaly names the change
-    out = [d for d in t.blocked if not (named and t.blocked_at.get(d) == t.root)] if not t.pending else []
+    out = [d for d, at in t.blocked.items() if not (named and at == t.root)] if not t.pending else []
     if t.root is not None and not t.pending:
-        if cause is None or cause.change is None or not cause.change.implicated:
+        if not named:
             # a cause chosen by timing alone is open while the root's changes or its own signals (the
             # lines that would name what broke, or a dependency below) cannot be read — except the
             # signals of a root seen failing only by its callers, whose readable signals show it healthy:
@@ -349,7 +349,7 @@ def _decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competit
                 out += k.searches.denied("telemetry", t.root)
         if cause is None or cause.change is None:
             out += k.searches.denied("placement", t.root)
-        if not named:
+        if not named:  # what stands in front of a dependency that left the path (§8)
             out += t.beside
     out += [d for h in open_competitors for d in _hypothesis_denied(k, h)]
     return list(dict.fromkeys(out))

@@ -101,9 +101,9 @@ def _rollback(k: Knowledge, c: ChangeFact) -> Ref | None:
     return None
 
 
-def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_change: str | None) -> list[tuple[str, tuple[str, ...]]]:
-    """Why `c` did not cause the anomaly, each with the evidence that shows it. `cause_change` is the
-    cause the path settled on below (a change id, or what it is when no change is: a neighbour's load)."""
+def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """Why `c` did not cause the anomaly, each with the evidence that shows it. `cause_below` is the
+    cause the path settled on below: a change id, or what it is when no change is (a neighbour's load)."""
     w = k.case.window
     tol = w.onset_tolerance
     e = c.entity if c.entity in t.nodes else next((x for x in c.about if x in t.nodes), c.entity)
@@ -121,10 +121,10 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_change: 
     if e in path and e != t.root:
         below = path[path.index(e) + 1]
         bst = t.nodes[below].state
-        if cause_change != c.id and (cause_change is not None or (bst.onset is not None and c.started_at is not None
+        if cause_below != c.id and (cause_below is not None or (bst.onset is not None and c.started_at is not None
                                                                     and bst.onset + tol < c.started_at)):
             out.append((f"{e}'s anomaly is explained by {below}, anomalous since {bst.onset:%H:%M:%S}"
-                        + (f", whose cause is {cause_change}" if cause_change else f", before {c.id} started"),
+                        + (f", whose cause is {cause_below}" if cause_below else f", before {c.id} started"),
                         (eid, *bst.evidence[:3])))
     rb = _rollback(k, c)
     if rb is not None and onset is not None:

@@ -226,10 +226,8 @@ class Trace:
     aside: dict[str, str] = field(default_factory=dict)
     """Dependencies (-> the entity on the path that has them) left aside because that entity's
     errors point elsewhere; any that are anomalous and never joined the path are listed."""
-    blocked: list[str] = field(default_factory=list)
-    """Denied sources a lookup for an entity on the path returned."""
-    blocked_at: dict[str, str] = field(default_factory=dict)
-    """Denied source in `blocked` -> the entity whose lookup first returned it."""
+    blocked: dict[str, str] = field(default_factory=dict)
+    """Denied sources a lookup for an entity on the path returned -> that entity (the first to meet it)."""
     beside: list[str] = field(default_factory=list)
     """Denied sources of an entity that left the path because its own signals are healthy and
     nothing changed on the way to it (its caller's side of the call failed): they could only say
@@ -255,9 +253,7 @@ class Trace:
 
     def block(self, entity: str, sources: list[str] | tuple[str, ...]) -> None:
         for d in sources:
-            if d not in self.blocked:
-                self.blocked.append(d)
-                self.blocked_at[d] = entity
+            self.blocked.setdefault(d, entity)
 
     def need(self, action: str, entity: str, why: str) -> None:
         if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
@@ -370,9 +366,8 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
                 t.checked[root] = (f"{root}'s signals are healthy and nothing changed on the way to it; {parent}'s "
                                    f"errors naming it point at {parent}'s side of the call")
                 del t.nodes[root]
-                gone = [d for d in t.blocked if t.blocked_at.get(d) == root]
-                t.blocked = [d for d in t.blocked if d not in gone]
-                t.beside += [d for d in gone if d not in t.beside]
+                t.beside += [d for d, at in t.blocked.items() if at == root and d not in t.beside]
+                t.blocked = {d: at for d, at in t.blocked.items() if at != root}
                 t.roots = [r for r in t.roots if r != root]
                 if parent is not None and not any(n.parent == parent for n in t.nodes.values()):
                     t.roots.append(parent)

@@ -367,9 +367,8 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     if fmt == "record":
         data = parse_yaml(text, str(path), quote=False)
         record = _validated(path, ChangeRecord, data)
-        if not ctx.profile.known_change_type(record.type):  # the value is not quoted: content
-            raise CaseError(str(path), "type", f"a change type: one of {ctx.profile.change_type_vocabulary()} "
-                            "(or a spelling the profile's change_types maps to one)")
+        if not ctx.profile.known_change_type(record.type):
+            raise _unknown_change_type(path, "type", ctx)
         s, e = len(text) - len(text.lstrip()), len(text.rstrip())
         return {"format": fmt, "record": record, "version": record.id,
                 "changes": (fchanges.from_record(record, s, e),)}
@@ -389,12 +388,16 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     else:
         got, bad = fchanges.parse_flags(text, svc, env)
     for n, ch in enumerate(got):
-        if not ctx.profile.known_change_type(ch.type):  # the value is not quoted: content
+        if not ctx.profile.known_change_type(ch.type):
             line = text.count("\n", 0, ch.start) + 1
-            raise CaseError(str(path), f"entry {n + 1} (line {line}).type",
-                            f"a change type: one of {ctx.profile.change_type_vocabulary()} "
-                            "(or a spelling the profile's change_types maps to one)")
+            raise _unknown_change_type(path, f"entry {n + 1} (line {line}).type", ctx)
     return {"format": fmt, "changes": tuple(got), "unparsed": tuple(bad)}
+
+
+def _unknown_change_type(path: Path, field: str, ctx: ParseContext) -> CaseError:
+    """A change whose type the profile does not know; the value is content, so it is not quoted."""
+    return CaseError(str(path), field, f"a change type: one of {ctx.profile.change_type_vocabulary()} "
+                                       "(or a spelling the profile's change_types maps to one)")
 
 
 def _config(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:

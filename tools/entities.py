@@ -167,9 +167,7 @@ class EntityExtractor:
         # alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example
         for doc in docs:
             for st in doc.settings:
-                for part in _value_parts(st.value):
-                    if "://" in part and (host := cls.host_of(part)) and "." in host and not _IP.fullmatch(host):
-                        targets.append(host.lower())
+                targets += [h for part in _value_parts(st.value) if (h := _url_domain(part))]
         # so is the URL a log line calls: `call https://api.vendor.example/v2 failed` names the host
         # the writer depends on, as a config value pointing at it would (deciding.md §1)
         if profile is not None:
@@ -322,8 +320,16 @@ class EntityExtractor:
 EntityRegistry = EntityExtractor
 
 
+def _url_domain(value: str) -> str | None:
+    """The host of a URL (`https://API.vendor.example/v2` → `api.vendor.example`); None for an address."""
+    host = EntityExtractor.host_of(value) if "://" in value else None
+    return host.lower() if host and "." in host and not _IP.fullmatch(host) else None
+
+
 def _called_hosts(doc: SourceDoc, phrase: re.Pattern[str]) -> list[str]:
     """Hosts of URLs written right after a relation phrase in a log line (`calling https://h/…`)."""
+    if "://" not in doc.text:
+        return []
     out: list[str] = []
     for e in doc.events:
         text = doc.text[e.start:e.end]
@@ -331,7 +337,6 @@ def _called_hosts(doc: SourceDoc, phrase: re.Pattern[str]) -> list[str]:
             continue
         for m in phrase.finditer(text):
             first = text[m.end():m.end() + 200].split(None, 1)
-            if first and "://" in first[0] and (host := EntityExtractor.host_of(first[0].strip("\"'<>()[],;"))) \
-                    and "." in host and not _IP.fullmatch(host):
-                out.append(host.lower())
+            if first and (host := _url_domain(first[0].strip("\"'<>()[],;"))):
+                out.append(host)
     return out

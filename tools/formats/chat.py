@@ -18,7 +18,7 @@ from state.sources import FrontMatter
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
 from tools.formats.records import as_json, first
-from tools.formats.shape import ContentError
+from tools.formats.shape import ContentError, bad_json
 
 FORMAT = "chat"
 _TIME = ("ts", "createdDateTime", "create_at", "timestamp", "date", "time")
@@ -41,7 +41,7 @@ def _read(text: str) -> list[dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ContentError("<document>", f"valid JSON (a syntax error at offset {exc.pos})", exc.pos) from None
+        raise bad_json(exc.pos) from None
     key = ""
     if isinstance(data, dict):
         key = next((k for k in _KEYS if k in data), "")

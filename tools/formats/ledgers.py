@@ -32,7 +32,7 @@ from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
 from tools.formats.records import ENV_FAMILIES, Rec, first, obj, read_records, records, same_environment, scalar
-from tools.formats.shape import ContentError, expecting, listed
+from tools.formats.shape import ContentError, bad_json, expecting, listed
 
 FORMATS = ("ledger", "ecs", "cloudtrail", "route53", "certificates", "migrations")
 
@@ -253,7 +253,7 @@ def _json(text: str) -> jsonspan.J:
     try:
         return jsonspan.parse(text)
     except jsonspan.JSONSpanError as exc:
-        raise ContentError("<document>", f"valid JSON (a syntax error at offset {exc.pos})", exc.pos) from None
+        raise bad_json(exc.pos) from None
 
 
 _READ_ONLY = re.compile(r"^(Describe|Get|List|Lookup|Head|Check|Search|Batch(Get|Describe))")

@@ -21,7 +21,7 @@ import yaml
 
 from state import yamlio
 from tools.formats import jsonspan
-from tools.formats.shape import ContentError, listed
+from tools.formats.shape import ContentError, bad_json, listed
 
 LIST_KEYS = ("entries", "changes", "deployments", "records", "Records", "items", "events", "history", "migrations",
              "results", "releases", "pushes", "audit", "log", "services", "components", "data")
@@ -205,7 +205,7 @@ def read_records(text: str, expected: str, *, keys: tuple[str, ...] = LIST_KEYS,
         except jsonspan.JSONSpanError as exc:
             docs, bad = jsonspan.parse_lines(text)
             if not any(d.kind in ("object", "array") for d in docs):  # no JSON lines either: a broken document
-                raise ContentError("<document>", f"valid JSON (a syntax error at offset {exc.pos})", exc.pos) from None
+                raise bad_json(exc.pos) from None
         out: list[Rec] = []
         for d in docs:
             if d.kind == "array":

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 from tools.formats.jsonspan import J
 
-__all__ = ["ContentError", "expecting", "listed"]
+__all__ = ["ContentError", "bad_json", "expecting", "listed"]
 
 # what Python raises when code meets a value of another shape than it reads (pydantic's
 # ValidationError is a ValueError); a bug of ours with these types is still reported, as content
@@ -33,6 +33,11 @@ class ContentError(Exception):
     def __init__(self, where: str, expected: str, pos: int) -> None:
         self.where, self.expected, self.pos = where, expected, pos
         super().__init__(f"{where}: {expected}")
+
+
+def bad_json(pos: int) -> ContentError:
+    """A JSON document that does not parse, at offset `pos` (the character there is not quoted)."""
+    return ContentError("<document>", f"valid JSON (a syntax error at offset {pos})", pos)
 
 
 @contextmanager
