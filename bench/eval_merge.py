@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from investigator.evaluate import CaseScore, to_json, to_markdown  # noqa: E402
 
-DERIVED = ("verdict_accuracy", "root_ok")
+DERIVED = ("verdict_accuracy", "root_ok", "root_scored")
 
 
 def load(paths: list[Path]) -> list[CaseScore]:

@@ -77,6 +77,32 @@ class CaseScore(Frozen):
             return None
         return bool(self.root_entity_ok and self.root_change_ok)
 
+    @property
+    def root_scored(self) -> bool | None:
+        """What the root-cause accuracy counts for this case: None where the gold expects no confirmed
+        cause (the case is scored on naming what is missing instead); else the right root, confirmed.
+        Rows, progress lines and group figures all use this one definition, so they agree."""
+        if self.causal_expected != "confirmed":
+            return None
+        return bool(self.root_ok) and self.causal_verdict == "confirmed"
+
+    @property
+    def root_mark(self) -> str:
+        """The row's mark for `root_scored`: a right root the run did not confirm is not a ✓."""
+        if self.root_scored is None:
+            return ""
+        if self.root_scored:
+            return " ✓"
+        return " ✗ (right, not confirmed)" if self.root_ok else " ✗"
+
+
+def case_line(s: CaseScore) -> str:
+    """One finished case, as `eval` prints it while the rest run (the same mark as its table row)."""
+    root = {None: "-", True: "ok"}.get(s.root_scored, "right, not confirmed" if s.root_ok else "WRONG")
+    return (f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root {root}, stop {s.stop}"
+            f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads"
+            f"{' ERROR ' + s.error if s.error else ''}")
+
 
 def _gold_items(expected: Expected) -> list[tuple[str, str]]:
     items = []
@@ -228,9 +254,7 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                 store = getattr(inv, "store", None)
                 if store is not None:
                     s = s.model_copy(update={"contradictions": len(run_contradictions(case_dir, store.decisions(result.run_id)))})
-                progress(f"{s.case_id} [{tool}]: {s.verdicts_correct}/{s.claims} verdicts, root "
-                         f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
-                         f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads")
+                progress(case_line(s))
                 scores.append(s)
     return scores
 
@@ -255,8 +279,7 @@ def _group(scores: list[CaseScore]) -> dict[str, Any]:
         "verdict_accuracy": sum(s.verdicts_correct for s in scores) / max(1, sum(s.claims for s in scores)),
         "false_confirmations": sum(s.false_confirmations for s in scores),
         "wrong_root_confirmed": sum(s.wrong_root_confirmed for s in scores),
-        "root_cause_accuracy": (sum(bool(s.root_ok) and s.causal_verdict == "confirmed" for s in suff) / len(suff))
-        if suff else None,
+        "root_cause_accuracy": (sum(bool(s.root_scored) for s in suff) / len(suff)) if suff else None,
         "root_entity_accuracy": (sum(bool(s.root_entity_ok) for s in suff) / len(suff)) if suff else None,
         "correct_insufficient": (sum(s.causal_verdict == "insufficient" and bool(s.insufficient_named) for s in insuff)
                                  / len(insuff)) if insuff else None,
@@ -289,7 +312,8 @@ def summary(scores: list[CaseScore]) -> dict[str, Any]:
 
 def to_json(scores: list[CaseScore]) -> str:
     return json.dumps({"schema": "investigator/eval@2", "overall": summary(scores),
-                       "cases": [s.model_dump() | {"verdict_accuracy": s.verdict_accuracy, "root_ok": s.root_ok}
+                       "cases": [s.model_dump() | {"verdict_accuracy": s.verdict_accuracy, "root_ok": s.root_ok,
+                                                   "root_scored": s.root_scored}
                                  for s in scores]}, indent=2, default=str)
 
 
@@ -306,7 +330,7 @@ def to_markdown(scores: list[CaseScore], per_case: bool | None = None) -> str:
         for s in scores:
             root = " / ".join(str(x) for x in s.root_found) if s.root_found else "—"
             lines.append(f"| {s.case_id} | {s.retrieval} | {s.verdicts_correct}/{s.claims} | {s.false_confirmations} "
-                         f"| {root}{'' if s.root_ok is None else (' ✓' if s.root_ok else ' ✗')} "
+                         f"| {root}{s.root_mark} "
                          f"| {s.causal_verdict} ({s.causal_expected}) | {s.stop} ({s.stop_expected}) | {s.rounds} "
                          f"| {s.reads} | {s.seconds:.1f} |")
         lines.append("")
@@ -424,7 +448,5 @@ def _crashed(case_dir: Path, tool: str) -> CaseScore:
 
 def _report(got: list[CaseScore], progress: Callable[[str], None]) -> None:
     for s in got:
-        progress(f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root "
-                 f"{'ok' if s.root_ok else ('-' if s.root_ok is None else 'WRONG')}, stop {s.stop}"
-                 f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}{' ERROR ' + s.error if s.error else ''}")
+        progress(case_line(s))
 
