@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,6 +27,7 @@ import pyarrow as pa
 from state import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
 from state.profile import Profile
+from state.progress import Progress, Ticker
 from tools import derive
 from tools.chunking import Chunk, chunk_source
 from tools.tombstones import tombstoned
@@ -36,7 +37,6 @@ from tools.entities import EntityExtractor
 from tools.profile import default_profile
 
 SCHEMA_VERSION = 3
-Progress = Callable[[str], None]
 
 
 class IndexInfo(Frozen):
@@ -358,7 +358,9 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
     todo = sorted({h: i for i, h in enumerate(hashes) if h not in cached}.items(), key=lambda x: x[1])
     if todo:
         progress(f"embedding {len(todo)} chunks with {embedder.name}")
-        fresh = embedder.embed([chunks[i].text for _h, i in todo])
+        with Ticker(progress, "embedding", total=len(todo), unit="chunks", beat=True) as ticker:
+            fresh = embedder.embed([chunks[i].text for _h, i in todo])
+            ticker.advance(len(todo))
         con.register("fresh", pa.table({"hash": [h for h, _i in todo], "vec": _vec_column(fresh, embedder.dim)}))
         con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM fresh")
         con.unregister("fresh")

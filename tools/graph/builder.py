@@ -34,14 +34,16 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 from graphrag.api import build_index
+from graphrag.callbacks.noop_workflow_callbacks import NoopWorkflowCallbacks
 from graphrag.config.enums import AsyncType
 from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.tokenizer.get_tokenizer import get_tokenizer
 from graphrag_llm.config import ModelConfig
 
+from state.progress import Progress, Ticker, quiet
 from tools.index import crash_point
 
-from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, register_extract_workflow
+from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, UNTRACED, register_extract_workflow
 from ._tables import TABLE_TYPE, register_tables
 from .settings import write_settings
 from ._models import (
@@ -99,6 +101,7 @@ def build_graph_index(
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
     finish: Callable[[Path], None] | None = None,
+    progress: Progress = quiet,
 ) -> BuildStats:
     """Build (or fully replace) the index in ``out_dir``; blocking.
 
@@ -110,6 +113,7 @@ def build_graph_index(
     run inside a loop, but it would block that loop). One build at a time per process.
     ``finish(folder)``: called on the finished build folder before it is swapped in (to
     post-process tables or add files; what it writes is swapped in with the rest).
+    ``progress``: told each graphrag stage that runs past two seconds (see `StageProgress`).
     """
     return asyncio.run(
         abuild_graph_index(
@@ -123,6 +127,7 @@ def build_graph_index(
             report_model=report_model,
             subject=subject,
             finish=finish,
+            progress=progress,
         )
     )
 
@@ -139,6 +144,7 @@ async def abuild_graph_index(
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
     finish: Callable[[Path], None] | None = None,
+    progress: Progress = quiet,
 ) -> BuildStats:
     """Async form of ``build_graph_index``.
 
@@ -188,6 +194,7 @@ async def abuild_graph_index(
                 method="fast",
                 input_documents=frame,
                 additional_context={ANALYZER_KEY: analyze, SUBJECT_KEY: subject},
+                callbacks=[StageProgress(progress)],
             )
         failed = next((r for r in results if r.error is not None), None)
         if failed is not None:
@@ -219,6 +226,47 @@ async def abuild_graph_index(
         chunk_size_tokens=chunk_size,
         merged_duplicates=tuple(tuple(m) for m in merged),  # type: ignore[misc]
     )
+
+
+class StageProgress(NoopWorkflowCallbacks):
+    """graphrag's pipeline told as progress lines: each stage (workflow) is a `Ticker` with a
+    heartbeat, counted where graphrag reports items, so a long stage is never silent and a quick
+    one says nothing."""
+
+    def __init__(self, say: Progress) -> None:
+        self.say = say
+        self.names: list[str] = []
+        self.ticker: Ticker | None = None
+
+    def pipeline_start(self, names: list[str]) -> None:
+        self.names = list(names)
+
+    def workflow_start(self, name: str, instance: object) -> None:
+        self._close()
+        shown = name.removeprefix(UNTRACED)
+        at = f" ({self.names.index(name) + 1}/{len(self.names)})" if name in self.names else ""
+        self.ticker = Ticker(self.say, f"graph stage {shown}{at}", beat=True)
+
+    def progress(self, progress: Any) -> None:
+        if self.ticker is not None and progress.total_items:
+            self.ticker.total = progress.total_items
+            self.ticker.advance((progress.completed_items or 0) - self.ticker.done)
+
+    def workflow_end(self, name: str, instance: object) -> None:
+        self._close()
+
+    def pipeline_error(self, error: BaseException) -> None:
+        if self.ticker is not None:
+            self.ticker.close(said=False)
+            self.ticker = None
+
+    def pipeline_end(self, results: list[Any]) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self.ticker is not None:
+            self.ticker.close()
+            self.ticker = None
 
 
 def _memoised(analyze: AnalyzeFn) -> AnalyzeFn:

@@ -34,6 +34,7 @@ import duckdb
 import numpy as np
 
 from state import Frozen, stable_id
+from state.progress import Progress, Ticker
 from tools.embedding import Embedder
 from tools.index import open_index
 
@@ -43,7 +44,6 @@ from .analyzer import EntityAnalyzer, analyzer_digest, canonical
 CASE_MANIFEST = "investigator_graph.json"
 GRAPH_MANIFEST = "graph_index.json"  # the wrapper's own manifest (see builder.py)
 FORMAT = 2
-Progress = Callable[[str], None]
 
 
 class GraphBuildInfo(Frozen):
@@ -207,14 +207,15 @@ def build_case_graph(
         built.append(info)
 
     if rows:
-        from .builder import build_graph_index
+        with Ticker(progress, "graph: loading graphrag", beat=True):  # its import alone takes seconds
+            from .builder import build_graph_index
 
         progress(f"graph: running graphrag (fast pipeline, {embedder.name}, domain extractor)")
         started = time.perf_counter()
         build_graph_index(
             [{"id": r[0], "title": r[2] or "", "text": r[3]} for r in rows],
             graph_dir, embed=embed, dim=embedder.dim, analyze=extractor.names, report_model=report_model,
-            subject=lambda title: _subject(extractor, title),
+            subject=lambda title: _subject(extractor, title), progress=progress,
             finish=lambda folder: finish(folder, GraphBuildInfo(
                 **base, documents=0, graphrag_seconds=round(time.perf_counter() - started, 3),
                 embedded_texts=embedded)),
