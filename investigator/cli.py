@@ -37,9 +37,10 @@ def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Work
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from investigator.runtime import load_case_and_all_sources
+    from investigator.runtime import check_collection, load_case_and_all_sources
 
     case, docs, _ctx = load_case_and_all_sources(Path(args.case))
+    check_collection(Path(args.case))
     aside = [d for d in docs if d.set_aside is not None]
     print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims"
           + (f"; {len(aside)} untrusted source{'s' if len(aside) > 1 else ''} left out" if aside else "") + ")")
@@ -206,6 +207,32 @@ def cmd_init(args: argparse.Namespace) -> int:
     review = "" if args.access else f"; review the access groups in {out / 'sources.yaml'}"
     print(f"{out}: case written and validated ({got.sources} sources, {len(got.skipped)} files skipped, "
           f"see {out / 'init-report.md'}){review}")
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from investigator.collect import collect
+
+    if not (args.prometheus or args.git or args.kubeconfig or args.sources):
+        from state.errors import ConfigError
+
+        raise ConfigError("collect needs something to collect from: --prometheus URL, --git REPO, --kubeconfig FILE "
+                          "or --sources DIR")
+    got = collect(Path(args.alert), Path(args.out), prometheus=args.prometheus, git=args.git,
+                  kubeconfig=Path(args.kubeconfig) if args.kubeconfig else None,
+                  sources=Path(args.sources) if args.sources else None,
+                  access=Path(args.access) if args.access else None, group=args.group,
+                  profile=Path(args.profile) if args.profile else None, force=args.force,
+                  progress=lambda line: print(f"[collect] {line}", file=sys.stderr, flush=True))
+    c = got.collection
+    for f in c.failed():
+        print(f"failed: {f.collector}: {f.what}: {f.error}")
+    for s in got.init.skipped:
+        print(f"skipped: {s.path}: {s.reason}")
+    ok = sum(f.status == "ok" for f in c.fetched)
+    print(f"{got.case_dir}: case written and validated ({got.init.sources} sources, {ok} fetched, "
+          f"{len(c.failed())} failed, services {', '.join(c.services)}; provenance in "
+          f"{got.case_dir / 'collection.yaml'})")
     return 0
 
 
@@ -478,6 +505,25 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--inventory", metavar="FILE", help="a list of the material's files with their service, "
                    "environment, timezone, metric, unit (default: none, or one found among the material)")
     s.add_argument("--force", action="store_true", help="replace an existing folder")
+
+    s = command("collect", "write a case folder from an alert and material fetched live: Prometheus range queries, "
+                "a GitOps repository's commits and config, Kubernetes objects", cmd_collect)
+    s.add_argument("alert", help="Alertmanager webhook payload, one alert object, or a text file")
+    s.add_argument("--out", required=True, help="the case folder to write (must not exist unless --force)")
+    s.add_argument("--prometheus", metavar="URL", help="Prometheus base URL, e.g. http://127.0.0.1:9090 "
+                   "(default: none; no metrics collected)")
+    s.add_argument("--git", metavar="REPO", help="GitOps repository: a local folder or a URL git can clone "
+                   "(default: none; no changes or configs collected)")
+    s.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for events, pods and rollout histories "
+                   "(default: none; Kubernetes skipped)")
+    s.add_argument("--sources", metavar="DIR", help="a folder of other material to add, as init takes it "
+                   "(default: none)")
+    s.add_argument("--access", metavar="MAP", help="access map (YAML, as for init); globs are relative to the "
+                   "collection: prometheus/**, git/**, kubernetes/**, material/** (default: every source gets --group)")
+    s.add_argument("--group", default="sre-oncall", help="default access group for every source")
+    s.add_argument("--profile", metavar="FILE", help="collection profile: PromQL templates, git path templates, "
+                   "timeouts (default: tools/collect/default.yaml)")
+    s.add_argument("--force", action="store_true", help="replace an existing case folder")
 
     s = command("generate", "write seeded synthetic incident cases with their gold answers", cmd_generate)
     s.add_argument("--seed", type=int, default=1, help="random seed: the same seed gives the same cases")

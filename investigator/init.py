@@ -25,6 +25,7 @@ from state import Frozen, yamlio
 from state.case import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
+from state.sources import FORMATS
 from investigator.inventory import lookup, parse_inventory, read_inventory
 from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
@@ -262,6 +263,12 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 detected[p] = None
                 skipped.append(Skipped(path=p.relative_to(sources).as_posix(),
                                        reason="an inventory of the material (read to scope the files it lists)"))
+        for p in files:  # what the inventory states a file is (a collector's own files) is not guessed
+            about = lookup(inv, p.relative_to(sources).as_posix())
+            kind_, fmt_ = about.get("kind"), about.get("format")
+            if kind_ in FORMATS and fmt_ in FORMATS[kind_] and not any(
+                    s.path == p.relative_to(sources).as_posix() for s in skipped):
+                detected[p] = (kind_, fmt_)
         known = {alert.service}
         for p, text in texts.items():
             got = detected[p]
@@ -317,6 +324,10 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 entry["trust"] = "untrusted"
             if zone_ := zone(about.get("timezone")):
                 entry["timezone"] = zone_
+            if about.get("captured_at") and parse_time(about["captured_at"], None) is not None:
+                entry["captured_at"] = about["captured_at"]
+            if about.get("version"):
+                entry["version"] = about["version"]
             entries.append(entry)
         if not entries:
             raise CaseError(str(sources), "<folder>", "at least one file of a known source kind")
@@ -346,6 +357,12 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                     d.rmdir()
 
 
+def case_window(alert: AlertInfo) -> tuple[datetime, datetime]:
+    """The case window init writes: from 10 minutes before the alert fired, 40 minutes or until it ended."""
+    start = alert.fired_at - timedelta(minutes=10)
+    return start, alert.ends_at if alert.ends_at and alert.ends_at > start else start + timedelta(minutes=40)
+
+
 def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) -> dict:
     """case.yaml: window, principal, budgets and the standard claims (docs/case-format.md §8)."""
     from investigator.access_map import AccessMap
@@ -356,8 +373,7 @@ def _case_yaml(alert: AlertInfo, metrics: set[str], amap: object, group: str) ->
                      f"the alerted departure from its baseline ({alert.rule}).", "direction": _direction(alert)}
     if expr_metrics:
         symptom.update(signal="metric", metric=expr_metrics[0])
-    start = alert.fired_at - timedelta(minutes=10)
-    end = alert.ends_at if alert.ends_at and alert.ends_at > start else start + timedelta(minutes=40)
+    start, end = case_window(alert)
     who = amap.principal
     principal = ({"id": who.id, "groups": list(who.groups), "may_request_access": who.may_request_access} if who
                  else {"id": "oncall", "groups": [group], "may_request_access": False})

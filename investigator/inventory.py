@@ -2,9 +2,11 @@
 
 Exports often come with one (an index, a manifest): YAML or JSON, a list of entries — or one
 under `sources`, `files`, `items` or `entries` — each with `path` (or `file`) and any of
-`service`, `environment`, `timezone`, `metric`, `unit`, `captured_at`, `version`. init reads
-it to scope files whose content does not say what they are about (`--inventory FILE`, or such a
-file found among the material, which is then not a source itself).
+`service`, `environment`, `timezone`, `metric`, `unit`, `captured_at`, `version`, `kind`, `format`.
+init reads it to scope files whose content does not say what they are about (`--inventory FILE`,
+or such a file found among the material, which is then not a source itself); a `kind` with one of
+its `format`s is taken as written instead of detected (a collector knows what it wrote), and
+`captured_at` and `version` go to the manifest entry (config snapshots).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from state import Frozen, yamlio
 from state.errors import CaseError
 
 _LIST_KEYS = ("sources", "files", "items", "entries", "inventory")
-FIELDS = ("service", "environment", "timezone", "metric", "unit", "captured_at", "version")
+FIELDS = ("service", "environment", "timezone", "metric", "unit", "captured_at", "version", "kind", "format")
 
 
 class InventoryEntry(Frozen):

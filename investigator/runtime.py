@@ -30,7 +30,7 @@ from state import Frozen, checked_name, content_hash
 from state.case import Case, check_vocabulary, load_case
 from state.claims import StopReason
 from state.errors import (
-    ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
+    CaseError, ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
 )
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
@@ -96,8 +96,37 @@ def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], Pa
 
 
 def validate_case(case_dir: Path) -> Case:
-    """Validate `case.yaml`, the profile, the manifest and every source file; raises CaseError."""
-    return load_case_and_sources(case_dir)[0]
+    """Validate `case.yaml`, the profile, the manifest, every source file and, when there is one,
+    `collection.yaml`; raises CaseError."""
+    case = load_case_and_sources(case_dir)[0]
+    check_collection(Path(case_dir))
+    return case
+
+
+def check_collection(case_dir: Path) -> None:
+    """`collection.yaml` (written by `collect`), when present, is the documented format (case-format.md §11)."""
+    from pydantic import ValidationError
+
+    import yaml
+
+    from state import yamlio
+    from state.case import read_text_file
+    from state.collection import Collection
+    from state.limits import YAML_BYTES
+
+    path = case_dir / "collection.yaml"
+    if not path.exists():
+        return
+    try:
+        data = yamlio.loads(read_text_file(path, YAML_BYTES))
+    except (ValueError, yaml.YAMLError):
+        raise CaseError(str(path), "<document>", "valid YAML (investigator/collection@1)") from None
+    try:
+        Collection.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise CaseError(str(path), ".".join(str(x) for x in err["loc"]) or "<document>",
+                        err["msg"].removeprefix("Value error, ")) from None
 
 
 class RunResult(Frozen):

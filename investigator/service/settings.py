@@ -16,6 +16,12 @@
     token: s3cret                 # optional: posting alerts needs `Authorization: Bearer s3cret`
     max_body_bytes: 1048576       # a webhook body larger than this is refused (413) while it is read
     broker_options: {}            # Celery broker_transport_options, e.g. {global_keyprefix: "inv:"} on Redis
+    collect:                      # optional: fetch each alert's material live (`investigator collect`)
+      prometheus: http://prometheus:9090
+      git: /srv/gitops            # a GitOps repository folder, or a URL git can clone
+      kubeconfig: /etc/investigator/kubeconfig   # optional
+      profile: collect.yaml       # optional: PromQL and path templates (tools/collect/default.yaml)
+      access: access.yaml         # optional: the access map (globs over prometheus/**, git/**, …)
 
 Every problem is a ConfigError naming the file (or variable), the field and what was expected.
 """
@@ -43,6 +49,24 @@ class SourceRoots(Frozen):
     default: Path | None = None
 
 
+class CollectSettings(Frozen):
+    """Where the service fetches an alert's material live; with none, the folders of `sources` only."""
+
+    prometheus: str | None = None
+    """Prometheus base URL."""
+    git: str | None = None
+    """GitOps repository: a folder, or a URL git can clone."""
+    kubeconfig: Path | None = None
+    profile: Path | None = None
+    """Collection profile (PromQL and path templates); default tools/collect/default.yaml."""
+    access: Path | None = None
+    """Access map for the collected sources (as `collect --access`)."""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.prometheus or self.git or self.kubeconfig)
+
+
 class ServiceSettings(Frozen):
     home: Path = Path(".investigator")
     store: str | None = None
@@ -59,6 +83,8 @@ class ServiceSettings(Frozen):
     """Celery `broker_transport_options` (e.g. Redis's `visibility_timeout`, `global_keyprefix`)."""
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     """A webhook body larger than this is refused (413), counted while it is read (not after)."""
+    collect: CollectSettings = CollectSettings()
+    """Live collection for each alert (Prometheus, git, Kubernetes), on top of the folder of material."""
     token: str | None = None
     """When set, posting alerts needs `Authorization: Bearer <token>` (Alertmanager's
     `http_config.authorization`); reading runs and pages does not."""
@@ -87,13 +113,16 @@ class ServiceSettings(Frozen):
     def service_dir(self) -> Path:
         return self.home / "service"
 
-    def root_for(self, labels: dict[str, str]) -> tuple[str, Path]:
-        """(name, folder) of the material for an alert; ConfigError when none is configured."""
+    def root_for(self, labels: dict[str, str]) -> tuple[str, Path | None]:
+        """(name, folder) of the material for an alert (no folder: collected live only); ConfigError when
+        there is neither."""
         value = labels.get(self.sources.by, "")
         if value in self.sources.roots:
             return value, self.sources.roots[value]
         if self.sources.default is not None:
             return "default", self.sources.default
+        if self.collect.configured:
+            return "collected", None
         known = ", ".join(sorted(self.sources.roots)) or "none"
         raise ConfigError(f"alert label {self.sources.by}={value!r}: no source root for it "
                           f"(configured: {known}; set sources.roots.{value or '<value>'} or sources.default)")
@@ -103,13 +132,19 @@ class ServiceSettings(Frozen):
         named = [(f"sources.roots.{k}", v) for k, v in self.sources.roots.items()]
         if self.sources.default is not None:
             named.append(("sources.default", self.sources.default))
-        if not named:
-            raise ConfigError("sources: expected at least one folder of material "
+        if not named and not self.collect.configured:
+            raise ConfigError("sources: expected at least one folder of material (or collect: prometheus/git) "
                               f"(sources.roots.<{self.sources.by}> or sources.default, "
                               f"or {ENV_PREFIX}SOURCE_ROOTS=name=/path,…)")
         for field, path in named:
             if not Path(path).is_dir():
                 raise ConfigError(f"{field}: {path}: expected an existing folder of material")
+        for field, file in (("collect.kubeconfig", self.collect.kubeconfig), ("collect.profile", self.collect.profile),
+                            ("collect.access", self.collect.access)):
+            if file is not None and not Path(file).is_file():
+                raise ConfigError(f"{field}: {file}: expected an existing file")
+        if self.collect.prometheus is not None and not self.collect.prometheus.startswith(("http://", "https://")):
+            raise ConfigError(f"collect.prometheus: {self.collect.prometheus!r}: expected an http:// or https:// URL")
         for field, url in (("store", self.store), ("broker", self.broker)):
             if url is not None and "://" not in url:
                 raise ConfigError(f"{field}: {url!r}: expected a URL (e.g. postgresql+psycopg://… or amqp://…)")
@@ -141,6 +176,11 @@ def _env() -> dict[str, Any]:
         sources["roots"] = roots
     if sources:
         out["sources"] = sources
+    collect = {key: e[ENV_PREFIX + var] for key, var in (("prometheus", "PROMETHEUS_URL"), ("git", "GIT_REPO"),
+                                                        ("kubeconfig", "KUBECONFIG"), ("profile", "COLLECT_PROFILE"))
+               if e.get(ENV_PREFIX + var)}
+    if collect:
+        out["collect"] = collect
     return out
 
 
@@ -167,6 +207,15 @@ def load_settings(path: Path | None = None, **overrides: Any) -> ServiceSettings
             if src.get("default"):
                 src["default"] = base_dir / str(src["default"])
             loaded["sources"] = {**data.get("sources", {}), **src}
+        col = loaded.get("collect")
+        if isinstance(col, dict):  # relative files (and a repository folder) are relative to the settings file
+            col = {**data.get("collect", {}), **col}
+            for key in ("kubeconfig", "profile", "access"):
+                if col.get(key):
+                    col[key] = base_dir / str(col[key])
+            if col.get("git") and "://" not in str(col["git"]) and not str(col["git"]).startswith("git@"):
+                col["git"] = str(base_dir / str(col["git"]))
+            loaded["collect"] = col
         data.update(loaded)
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:

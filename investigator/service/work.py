@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from investigator.collect import collect
 from investigator.init import scaffold
 from investigator.runtime import Investigator
 from investigator.service.ledger import AlertRow, Ledger
@@ -75,7 +76,14 @@ class Work:
             alert = Path(tmp) / "alert.json"
             alert.write_text(row.payload)
             staged = Path(tmp) / "case"
-            scaffold(alert, material, staged, group=self.settings.group)
+            c = self.settings.collect
+            if c.configured:  # fetched live, with the folder of material (if any) beside it
+                got = collect(alert, staged, prometheus=c.prometheus, git=c.git, kubeconfig=c.kubeconfig,
+                              sources=material, access=c.access, group=self.settings.group, profile=c.profile)
+                for f in got.collection.failed():
+                    self.progress(f"{row.run_id}: collect: {f.collector}: {f.what}: failed: {f.error}")
+            elif material is not None:
+                scaffold(alert, material, staged, group=self.settings.group)
             try:
                 staged.rename(out)
             except OSError:
