@@ -174,6 +174,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     tools = args.tool or ["basic", "graph"]
     keep = base.settings.index_root  # INVESTIGATOR_INDEX_ROOT: indexes reused between evaluations
+    base.progress(f"eval: {len(cases)} case{'s' if len(cases) != 1 else ''} x {' and '.join(tools)}, "
+                  f"{args.jobs} at a time; each finished run is said as it ends (a case's first run also "
+                  f"builds its indexes)")
     if args.jobs > 1:
         scores = evaluate_parallel(cases, tools, args.jobs, progress=base.progress, index_root=keep)
     else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 from investigator.report import Report, render_markdown
 from state import Frozen, content_hash
 from state.expected import Expected, load_expected
+from state.progress import duration
 from tools.corpus import load_manifest, read_text
 from tools.evaluation import mean
 
@@ -102,6 +104,21 @@ def case_line(s: CaseScore) -> str:
     return (f"{s.case_id} [{s.retrieval}]: {s.verdicts_correct}/{s.claims} verdicts, root {root}, stop {s.stop}"
             f"{' FALSE CONFIRMATION' if s.false_confirmations else ''}, {s.rounds} rounds, {s.reads} reads"
             f"{' ERROR ' + s.error if s.error else ''}")
+
+
+def finished_counter(progress: Callable[[str], None], total: int,
+                     clock: Callable[[], float] = time.monotonic) -> Callable[[str], None]:
+    """`progress` for finished case runs: each line numbered out of `total`, with the time left once
+    one has finished (the mean time per run so far, times the runs left)."""
+    started, done = clock(), [0]
+
+    def say(line: str) -> None:
+        done[0] += 1
+        left = total - done[0]
+        eta = f", about {duration((clock() - started) / done[0] * left)} left" if 0 < left else ""
+        progress(f"[{done[0]}/{total}{eta}] {line}")
+
+    return say
 
 
 def _gold_items(expected: Expected) -> list[tuple[str, str]]:
@@ -226,6 +243,7 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
     `index_root`: where the case indexes are kept between evaluations (default: a fresh temporary one
     per case, so nothing is reused)."""
     scores = []
+    finished = finished_counter(progress, len(cases) * len(tools))
     for case_dir in cases:
         expected = load_expected(case_dir)
         if expected is None:
@@ -247,14 +265,14 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                                   expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
                                   error=f"{type(exc).__name__}: {exc}"[:300])
                     scores.append(s)
-                    progress(f"{case_dir.name} [{tool}]: error {s.error}")
+                    finished(f"{case_dir.name} [{tool}]: error {s.error}")
                     continue
                 outputs = "\n".join([result.report.to_json(), render_markdown(result.report), store_text(ws), *log])
                 s = score(case_dir, result.report, expected, outputs, result.seconds)
                 store = getattr(inv, "store", None)
                 if store is not None:
                     s = s.model_copy(update={"contradictions": len(run_contradictions(case_dir, store.decisions(result.run_id)))})
-                progress(case_line(s))
+                finished(case_line(s))
                 scores.append(s)
     return scores
 
@@ -402,6 +420,7 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
 
     scores: dict[str, list[CaseScore]] = {}
     todo = list(cases)
+    finished = finished_counter(progress, len(cases) * len(tools))
     while todo:
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=("", str(index_root or ""))) as pool:
             futures = {pool.submit(_one, str(c), tuple(tools)): c for c in todo}
@@ -414,7 +433,7 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
                     broken = True
                     continue
                 scores[str(c)] = got
-                _report(got, progress)
+                _report(got, finished)
         left = [c for c in todo if str(c) not in scores]
         if broken and left:
             # a worker process died (a native crash): the case it ran is recorded as an error, the rest go on
@@ -428,10 +447,10 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
                     except BrokenProcessPool:
                         got = [_crashed(c, t) for t in tools]
                     scores[str(c)] = got
-                    _report(got, progress)
+                    _report(got, finished)
             else:
                 scores[str(lost)] = [_crashed(lost, t) for t in tools]
-                _report(scores[str(lost)], progress)
+                _report(scores[str(lost)], finished)
         todo = [c for c in todo if str(c) not in scores]
     return [s for c in cases for s in scores.get(str(c), [])]
 

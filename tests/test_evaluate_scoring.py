@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from investigator.evaluate import CaseScore, _unspecified_change, case_line, change_matches, summary, to_markdown
+from investigator.evaluate import (
+    CaseScore, _unspecified_change, case_line, change_matches, finished_counter, summary, to_markdown,
+)
 
 
 def test_a_gold_change_id_must_be_named_exactly():
@@ -51,3 +53,14 @@ def test_the_group_root_cause_figure_agrees_with_the_marks_on_its_rows():
     assert summary(scores)["basic"]["root_cause_accuracy"] == ticks / (ticks + crosses)
     lines = [case_line(s) for s in scores]
     assert [re.search(r"verdicts, root (.*?), stop", line)[1] for line in lines] == ["ok", "right, not confirmed", "WRONG", "-"]
+
+
+def test_eval_numbers_each_finished_run_and_says_the_time_left():
+    said: list[str] = []
+    now = [0.0]
+    finished = finished_counter(said.append, 4, clock=lambda: now[0])
+    for line in ("a [basic]", "a [graph]", "b [basic]", "b [graph]"):
+        now[0] += 30
+        finished(line)
+    assert said == ["[1/4, about 1 min 30 s left] a [basic]", "[2/4, about 1 min 00 s left] a [graph]",
+                    "[3/4, about 30 s left] b [basic]", "[4/4] b [graph]"]
