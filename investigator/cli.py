@@ -37,7 +37,7 @@ def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Work
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from investigator.runtime import check_collection, load_case_and_all_sources
+    from investigator.loading import check_collection, load_case_and_all_sources
 
     case, docs, _ctx = load_case_and_all_sources(Path(args.case))
     check_collection(Path(args.case))

@@ -281,7 +281,7 @@ def run_contradictions(case_dir: Path, decisions: dict) -> list[str]:
     """The one consistency check (graphs/consistency.py) over the final verdicts of a run of a case."""
     from graphs.consistency import contradictions
     from graphs.hypotheses import read_blames
-    from investigator.runtime import load_case_and_sources
+    from investigator.loading import load_case_and_sources
     from tools.entities import EntityExtractor
 
     case, docs, ctx = load_case_and_sources(case_dir)

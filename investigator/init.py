@@ -224,7 +224,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                access: Path | None = None, inventory: Path | None = None) -> InitResult:
     """Write a case folder for the alert and the material (validated); say what was listed and skipped."""
     from investigator.access_map import AccessMap, read_access_map
-    from investigator.runtime import validate_case
+    from investigator.loading import validate_case
 
     alert = read_alert(alert_path)
     amap = read_access_map(access) if access is not None else AccessMap()

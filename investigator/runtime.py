@@ -24,20 +24,22 @@ from langgraph.types import Command
 from investigator.checkpoints import open_checkpointer
 from investigator.config import Settings
 from investigator.failures import describe, store_error
+from investigator.loading import (
+    load_case_and_all_sources, parse_context, validate_case,
+)
 from investigator.report import Report, write_report
 from investigator.workspace import Workspace, _tombstones
 from state import Frozen, checked_name, content_hash
-from state.case import Case, check_vocabulary, load_case
+from state.case import Case, load_case
 from state.claims import StopReason
 from state.errors import (
-    CaseError, ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
+    ConfigError, Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable,
 )
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
 from state.store import Grant, RunRow
 from tools.access import AccessPolicy, known_groups, snapshot
-from tools.corpus import ParseContext, SourceDoc, load_all_sources, load_manifest, load_sources
-from tools.profile import load_profile
+from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
@@ -73,60 +75,6 @@ def _dead_local_worker(owner: str) -> bool:
     if host != socket.gethostname() or not pid.isdigit():
         return False
     return not pid_alive(int(pid))
-
-
-def parse_context(case: Case, case_dir: Path) -> ParseContext:
-    where = str(Path(case_dir) / "case.yaml")
-    profile = load_profile(case.profile, where=where)
-    check_vocabulary(case, profile, where)
-    return ParseContext(profile=profile, year=case.window.start.year)
-
-
-def load_case_and_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
-    """The case, its profile and its parsed sources; every problem is a CaseError."""
-    case, docs, ctx = load_case_and_all_sources(case_dir)
-    return case, [d for d in docs if d.set_aside is None], ctx
-
-
-def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
-    """The same, with the untrusted sources left out (`set_aside`) still in the list."""
-    case = load_case(case_dir)
-    ctx = parse_context(case, case_dir)
-    return case, load_all_sources(case_dir, load_manifest(case_dir), ctx), ctx
-
-
-def validate_case(case_dir: Path) -> Case:
-    """Validate `case.yaml`, the profile, the manifest, every source file and, when there is one,
-    `collection.yaml`; raises CaseError."""
-    case = load_case_and_sources(case_dir)[0]
-    check_collection(Path(case_dir))
-    return case
-
-
-def check_collection(case_dir: Path) -> None:
-    """`collection.yaml` (written by `collect`), when present, is the documented format (case-format.md §11)."""
-    from pydantic import ValidationError
-
-    import yaml
-
-    from state import yamlio
-    from state.case import read_text_file
-    from state.collection import Collection
-    from state.limits import YAML_BYTES
-
-    path = case_dir / "collection.yaml"
-    if not path.exists():
-        return
-    try:
-        data = yamlio.loads(read_text_file(path, YAML_BYTES))
-    except (ValueError, yaml.YAMLError):
-        raise CaseError(str(path), "<document>", "valid YAML (investigator/collection@1)") from None
-    try:
-        Collection.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise CaseError(str(path), ".".join(str(x) for x in err["loc"]) or "<document>",
-                        err["msg"].removeprefix("Value error, ")) from None
 
 
 class RunResult(Frozen):

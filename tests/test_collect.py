@@ -15,7 +15,7 @@ import yaml
 
 from collectkit import alert_payload, free_port, gitops_repo, minute
 from investigator.collect import NothingCollected, collect
-from investigator.runtime import validate_case
+from investigator.loading import validate_case
 from tools.collect.gitops import GitRepo, collect_git, service_of_path
 from tools.collect.profile import load_collect_profile
 from tools.collect.prometheus import PromClient, QueryFailed, series_expression

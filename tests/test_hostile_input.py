@@ -624,7 +624,7 @@ def test_a_real_process_refuses_a_hostile_case_with_exit_2_and_one_line(sandbox,
 
 def test_case_errors_are_case_errors_in_the_library(sandbox):
     """The library raises CaseError (file, field, expected) for what the CLI prints."""
-    from investigator.runtime import validate_case
+    from investigator.loading import validate_case
 
     edit(sandbox / "case", "case.yaml", lambda c: c["budgets"].update(rounds="many"))
     with pytest.raises(CaseError) as err:
