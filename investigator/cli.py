@@ -18,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def _inv(args: argparse.Namespace):  # noqa: ANN202 - an Investigator, or a Workspace for store-only commands
     """The library object a command wraps, imported only now so that `--help` starts at once.
 
-    Commands marked `store_only` by the parser (runs, show, history) get a bare `Workspace`: the
+    Commands marked `store_only` by the parser (runs, show, history, grant) get a bare `Workspace`: the
     store and checkpoints, without the embedding model, the indexes or the loop.
     """
     from investigator.config import Settings
@@ -547,7 +547,7 @@ def parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench_retrieval)
 
     s = command("grant", "grant a paused run's principal a group, answering awaiting_permission "
-                "(refused for a run not paused, or a group no source names)", cmd_grant)
+                "(refused for a run not paused, or a group no source names)", cmd_grant, store_only=True)
     s.add_argument("run_id", help="the paused run")
     s.add_argument("--group", action="append", required=True,
                    help="group to grant (repeatable; one of the groups named in the case's sources.yaml)")

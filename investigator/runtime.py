@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import signal
@@ -37,8 +36,8 @@ from state.errors import (
 )
 from state.evidence import Evidence, Scope
 from state.steps import PlanStep
-from state.store import Grant, RunRow
-from tools.access import AccessPolicy, known_groups, snapshot
+from state.store import RunRow
+from tools.access import AccessPolicy
 from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
@@ -58,14 +57,6 @@ def _stderr(msg: str) -> None:
         print(f"[investigator] {msg}", file=sys.stderr, flush=True)
     except (OSError, ValueError):  # stderr closed or a broken pipe: progress is not worth a failed run
         pass
-
-
-def _who() -> str:
-    """The account giving a grant when the caller names nobody."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no login name in this environment
-        return f"uid {os.getuid()}"
 
 
 def _dead_local_worker(owner: str) -> bool:
@@ -548,35 +539,6 @@ class Investigator(Workspace):
         first = next((g for s in waiting for g in access.unlocking_groups(s)), "GROUP")
         raise RunStateError(f"run {run.run_id!r} is still awaiting permission for {who}: nothing was resumed and no "
                             f"budget spent; `investigator grant {run.run_id} --group {first}` first")
-
-    def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
-        """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
-
-        Refused (nothing written) when the run is not paused for permission (RunStateError), or a
-        group is not named by any source of the case's manifest or the principal holds it already
-        (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
-        run = self.store.run(run_id)
-        if run.status != "awaiting_permission":
-            why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
-            raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
-        case_dir = Path(run.case_dir)
-        case = load_case(case_dir)
-        manifest = load_manifest(case_dir)
-        known = known_groups(manifest)
-        unknown = sorted(set(groups) - known)
-        if unknown or not groups:
-            raise ConfigError(f"group {', '.join(unknown) or '(none)'}: no source in {case_dir / 'sources.yaml'} names "
-                              f"it (expected one of {', '.join(sorted(known))})")
-        before = self._policy(case, case_dir, run).current()
-        new = sorted(set(groups) - set(before.principal_groups))
-        if not new:
-            raise ConfigError(f"run {run_id!r}: the principal {case.principal.id} holds {', '.join(sorted(groups))} "
-                              f"already; nothing to grant")
-        after = snapshot(manifest, case.principal, (*before.principal_groups, *new), before.deleted)
-        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
-        return self.store.add_grant(
-            run_id, by=by or _who(), groups=new, unlocks=sorted(after.readable() - before.readable()),
-            answers=[s for s in (stop.sources if stop else ()) if after.can_read(s)])
 
     def write(self, run_id: str, out: Path) -> list[Path]:
         return write_report(self.report(run_id), out)

@@ -9,18 +9,29 @@ tombstones with DuckDB, to re-check access before printing).
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from investigator.config import Settings
 from state.case import Case, load_case
-from state.store import RunRow, Store
+from state.errors import ConfigError, RunStateError
+from state.store import Grant, RunRow, Store
 
 if TYPE_CHECKING:  # access is re-checked by `show` and the runtime only: `runs` and `history` stay light
     from investigator.report import Report
     from tools.access import AccessPolicy, AccessSnapshot
+
+
+def _who() -> str:
+    """The account giving a grant when the caller names nobody."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment
+        return f"uid {os.getuid()}"
 
 
 def _tombstones(path: Path) -> Callable[[], frozenset[str]]:
@@ -83,6 +94,39 @@ class Workspace:
         access = self._policy(case, case_dir, run).current()
         return build_report(case, run, self.store, access=access)
 
+
+    def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
+        """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
+
+        Refused (nothing written) when the run is not paused for permission (RunStateError), or a
+        group is not named by any source of the case's manifest or the principal holds it already
+        (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
+        from state.claims import StopReason
+        from tools.access import known_groups, snapshot
+        from tools.corpus import load_manifest
+
+        run = self.store.run(run_id)
+        if run.status != "awaiting_permission":
+            why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
+            raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
+        case_dir = Path(run.case_dir)
+        case = load_case(case_dir)
+        manifest = load_manifest(case_dir)
+        known = known_groups(manifest)
+        unknown = sorted(set(groups) - known)
+        if unknown or not groups:
+            raise ConfigError(f"group {', '.join(unknown) or '(none)'}: no source in {case_dir / 'sources.yaml'} names "
+                              f"it (expected one of {', '.join(sorted(known))})")
+        before = self._policy(case, case_dir, run).current()
+        new = sorted(set(groups) - set(before.principal_groups))
+        if not new:
+            raise ConfigError(f"run {run_id!r}: the principal {case.principal.id} holds {', '.join(sorted(groups))} "
+                              f"already; nothing to grant")
+        after = snapshot(manifest, case.principal, (*before.principal_groups, *new), before.deleted)
+        stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
+        return self.store.add_grant(
+            run_id, by=by or _who(), groups=new, unlocks=sorted(after.readable() - before.readable()),
+            answers=[s for s in (stop.sources if stop else ()) if after.can_read(s)])
 
     def history(self, run_id: str) -> list[dict[str, Any]]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
