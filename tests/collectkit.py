@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import quote
@@ -19,6 +20,8 @@ import httpx
 PROMETHEUS = shutil.which("prometheus") or ("/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None)
 PROMTOOL = shutil.which("promtool") or ("/usr/bin/promtool" if Path("/usr/bin/promtool").exists() else None)
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+WEB_P95 = 'histogram_quantile(0.95, sum by (le) (rate(http_request_duration_seconds_bucket{service="web"}[5m]))) > 0.5'
+"""The planted incident's alert expression: web's p95 latency over 500 ms."""
 STEP = 15  # seconds between samples
 
 
@@ -155,14 +158,46 @@ def prometheus_server(root: Path, om_text: str):
 
 
 def alert_payload(path: Path, *, service: str, env: str, fired: datetime, expr: str) -> Path:
-    """An Alertmanager webhook payload for a firing alert whose generatorURL carries `expr`."""
+    """An Alertmanager webhook payload (version 4, group and common labels, as Alertmanager sends it) for a
+    firing alert whose generatorURL carries `expr`."""
+    labels = {"alertname": "LatencyHigh", "service": service, "namespace": env, "severity": "page"}
+    annotations = {"summary": f"{service} p95 latency above 500ms"}
     body = {"version": "4", "groupKey": "{}:{alertname=\"LatencyHigh\"}", "status": "firing", "receiver": "investigator",
-            "alerts": [{"status": "firing", "labels": {"alertname": "LatencyHigh", "service": service,
-                                                      "namespace": env, "severity": "page"},
-                        "annotations": {"summary": f"{service} p95 latency above 500ms"},
+            "groupLabels": {"alertname": "LatencyHigh"}, "commonLabels": labels, "commonAnnotations": annotations,
+            "externalURL": "http://alertmanager.example:9093", "truncatedAlerts": 0,
+            "alerts": [{"status": "firing", "labels": labels, "annotations": annotations,
                         "startsAt": fired.astimezone(timezone.utc).isoformat().replace("+00:00", "Z"),
                         "endsAt": "0001-01-01T00:00:00Z",
                         "generatorURL": f"http://prometheus.example:9090/graph?g0.expr={quote(expr)}&g0.tab=1",
                         "fingerprint": "3f2a9c1d0b7e6a55"}]}
     path.write_text(json.dumps(body, indent=2))
     return path
+
+
+@dataclass(frozen=True, kw_only=True)
+class Incident:
+    """The planted incident: `web` calls `payments` (web's values name its URL); a commit raises payments'
+    `upstream_timeout` from 200ms to 3000ms 8 minutes before the alert; payments' p95 latency rises 3
+    minutes later, web's a minute after that; the alert fires on web's p95 (`WEB_P95`)."""
+
+    fired: datetime
+    """When the alert fired (a whole minute)."""
+    repo: Path
+    """The GitOps repository."""
+    sha: str
+    """The id of the commit that caused it."""
+    alert: Path
+    """The Alertmanager webhook payload (its generatorURL carries `WEB_P95`)."""
+    samples: str
+    """OpenMetrics text for `prometheus_server`: web, payments and an unrelated ledger, 100 minutes before
+    the alert to 40 after."""
+
+
+def planted_incident(root: Path, fired: datetime) -> Incident:
+    """Write the planted incident's repository and alert under `root`."""
+    repo, sha = gitops_repo(root, created=fired - timedelta(days=3), change_at=fired - timedelta(minutes=8))
+    samples = openmetrics(fired - timedelta(minutes=100), fired + timedelta(minutes=40),
+                          {"web": fired - timedelta(minutes=4), "payments": fired - timedelta(minutes=5),
+                           "ledger": None})
+    alert = alert_payload(root / "alert.json", service="web", env="prod", fired=fired, expr=WEB_P95)
+    return Incident(fired=fired, repo=repo, sha=sha, alert=alert, samples=samples)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MATERIAL = ROOT / "cases" / "ALR-20260819-204" / "sources"
@@ -51,3 +53,15 @@ def settings_file(tmp: Path, **extra: object) -> Path:
     path = tmp / "service.yaml"
     path.write_text(json.dumps(data))  # JSON is YAML
     return path
+
+
+def wait_done(client: Any, run_id: str, timeout: float = 240) -> dict:
+    """Poll the run API (a TestClient or an httpx.Client) until the alert's run is done or failed."""
+    t0 = time.monotonic()
+    got: dict = {}
+    while time.monotonic() - t0 < timeout:
+        got = client.get(f"/api/runs/{run_id}").json()
+        if got["state"] in ("done", "failed"):
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"run {run_id} did not finish in {timeout} s: {got}")

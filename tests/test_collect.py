@@ -13,7 +13,7 @@ import httpx
 import pytest
 import yaml
 
-from collectkit import alert_payload, free_port, gitops_repo, minute
+from collectkit import WEB_P95 as EXPR, alert_payload, free_port, minute, planted_incident
 from investigator.collect import NothingCollected, collect
 from investigator.loading import validate_case
 from tools.collect.gitops import GitRepo, collect_git, service_of_path
@@ -23,15 +23,13 @@ from tools.collect.urls import public_url
 from tools.profile import default_profile
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPR = 'histogram_quantile(0.95, sum by (le) (rate(http_request_duration_seconds_bucket{service="web"}[5m]))) > 0.5'
 FIRED = minute(datetime.now(timezone.utc)) - timedelta(hours=2)
 
 
 @pytest.fixture
 def world(tmp_path):
-    repo, sha = gitops_repo(tmp_path, created=FIRED - timedelta(days=3), change_at=FIRED - timedelta(minutes=8))
-    alert = alert_payload(tmp_path / "alert.json", service="web", env="prod", fired=FIRED, expr=EXPR)
-    return repo, sha, alert
+    planted = planted_incident(tmp_path, FIRED)
+    return planted.repo, planted.sha, planted.alert
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

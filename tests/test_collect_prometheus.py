@@ -1,9 +1,6 @@
 """`investigator collect` against a real Prometheus (backfilled with promtool) and a real GitOps repository.
 
-The planted incident: `web` calls `payments` (web's values name its URL); a commit raises payments'
-`upstream_timeout` from 200ms to 3000ms 8 minutes before the alert; payments' p95 latency rises 3
-minutes later, web's a minute after that; the alert fires on web's p95 expression. Collected through
-the CLI and investigated, the commit must come out as the cause, cited by its commit id, and the
+The planted incident (collectkit.planted_incident) collected through the CLI and investigated, the commit must come out as the cause, cited by its commit id, and the
 metric sources must carry the PromQL that fetched them.
 """
 
@@ -19,13 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from collectkit import PROMETHEUS, PROMTOOL, alert_payload, gitops_repo, minute, openmetrics, prometheus_server
+from collectkit import PROMETHEUS, PROMTOOL, WEB_P95 as EXPR, minute, planted_incident, prometheus_server
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None,
                                 reason="needs the prometheus and promtool binaries (Debian: apt-get install prometheus)")
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPR = 'histogram_quantile(0.95, sum by (le) (rate(http_request_duration_seconds_bucket{service="web"}[5m]))) > 0.5'
 FIRED = minute(datetime.now(timezone.utc)) - timedelta(hours=2)
 
 
@@ -39,16 +35,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def incident(tmp_path_factory):
     """The planted incident collected through the CLI: (case folder, commit id, Prometheus URL)."""
     root = tmp_path_factory.mktemp("incident")
-    samples = openmetrics(FIRED - timedelta(minutes=100), FIRED + timedelta(minutes=40),
-                          {"web": FIRED - timedelta(minutes=4), "payments": FIRED - timedelta(minutes=5),
-                           "ledger": None})
-    repo, sha = gitops_repo(root, created=FIRED - timedelta(days=3), change_at=FIRED - timedelta(minutes=8))
-    alert = alert_payload(root / "alert.json", service="web", env="prod", fired=FIRED, expr=EXPR)
-    with prometheus_server(root, samples) as url:
-        done = _cli("collect", str(alert), "--prometheus", url, "--git", str(repo), "--out", str(root / "case"))
+    planted = planted_incident(root, FIRED)
+    with prometheus_server(root, planted.samples) as url:
+        done = _cli("collect", str(planted.alert), "--prometheus", url, "--git", str(planted.repo),
+                    "--out", str(root / "case"))
     assert done.returncode == 0, done.stderr
     assert "case written and validated" in done.stdout
-    return root / "case", sha, url
+    return root / "case", planted.sha, url
 
 
 def test_collected_metrics_cite_the_query_range_and_server_that_fetched_them(incident):

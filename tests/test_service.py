@@ -22,17 +22,7 @@ from investigator.service.ledger import Ledger
 from investigator.service.queue import worker_work
 from investigator.service.settings import load_settings
 from state.errors import ConfigError
-from servicekit import PAYLOAD, SERVICE, settings_file, webhook
-
-
-def _wait(client: TestClient, run_id: str, timeout: float = 240) -> dict:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = client.get(f"/api/runs/{run_id}").json()
-        if got["state"] in ("done", "failed"):
-            return got
-        time.sleep(0.5)
-    raise AssertionError(f"run {run_id} did not finish in {timeout} s: {got}")
+from servicekit import PAYLOAD, SERVICE, settings_file, wait_done, webhook
 
 
 @pytest.fixture
@@ -56,7 +46,7 @@ def test_an_alertmanager_webhook_is_investigated_once_and_its_report_served(sett
         repeat = client.post("/api/alerts", json=PAYLOAD)  # Alertmanager's repeat_interval resend
         assert repeat.json()["duplicates"] == 1 and repeat.json()["alerts"][0]["run_id"] == run_id
 
-        done = _wait(client, run_id)
+        done = wait_done(client, run_id)
         assert done["state"] == "done", done["error"]
         assert done["stop"]["kind"] and done["verdicts"]["causal_attribution"] == "confirmed"
         assert done["alert"]["repeats"] == 1 and done["attempts"] == 1
@@ -92,7 +82,7 @@ def test_alerts_queued_when_the_service_died_are_investigated_after_a_restart(se
     with queue.begin() as c:  # what a consumer killed mid-job leaves: the message taken, never acknowledged
         assert c.execute(text("UPDATE kombu_message SET visible = 0")).rowcount == 1
     with TestClient(create_app(settings)) as client:
-        done = _wait(client, run_id)
+        done = wait_done(client, run_id)
     assert done["state"] == "done" and done["verdicts"]["causal_attribution"] == "confirmed"
 
 
@@ -328,7 +318,7 @@ def test_a_job_whose_run_another_live_worker_holds_waits_in_the_queue_and_finish
 
     with TestClient(create_app(settings)) as client:
         run_id = client.post("/api/alerts", json=PAYLOAD).json()["alerts"][0]["run_id"]
-        assert _wait(client, run_id)["state"] == "done"
+        assert wait_done(client, run_id)["state"] == "done"
         svc = client.app.state.service
         other = f"{socket.gethostname()}:1:other"  # pid 1 is alive: a live worker on this host
         with svc.inv.store.engine.begin() as c:
