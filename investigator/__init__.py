@@ -16,8 +16,7 @@ commands start without the model, the indexes or the loop:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from state._lazy import lazy_exports
 
 _EXPORTS = {
     "Investigator": "runtime",
@@ -45,17 +44,4 @@ def _version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        globals()[name] = value = _version()
-        return value
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), computed={"__version__": _version})

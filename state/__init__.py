@@ -13,8 +13,9 @@ model that rejects unknown fields), `AwareDatetime`, `Duration`, `parse_duration
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from state._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from state._base import (
@@ -28,14 +29,4 @@ __all__ = ["AwareDatetime", "Bool", "Duration", "Frozen", "Int", "Name", "Number
 _EXPORTS = dict.fromkeys(__all__, "_base")
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -12,8 +12,7 @@ import the others (DuckDB, the model and graphrag load only where they are used)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from state._lazy import lazy_exports
 
 _EXPORTS = {
     "AccessPolicy": "access",
@@ -39,14 +38,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from state._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from investigator.service.app import create_app
@@ -23,10 +24,4 @@ __all__ = ["create_app", "load_settings", "run_worker"]
 _EXPORTS = {"create_app": "app", "load_settings": "settings", "run_worker": "queue"}
 
 
-def __getattr__(name: str) -> Any:  # imported on first use: FastAPI and Celery load only when asked for
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
