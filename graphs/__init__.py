@@ -10,7 +10,7 @@ not import LangGraph.
 
 from __future__ import annotations
 
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 _EXPORTS = {
     "build_graph": "build",

@@ -16,7 +16,7 @@ commands start without the model, the indexes or the loop:
 
 from __future__ import annotations
 
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 _EXPORTS = {
     "Investigator": "runtime",

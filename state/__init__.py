@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from state._base import (

@@ -12,7 +12,7 @@ import the others (DuckDB, the model and graphrag load only where they are used)
 
 from __future__ import annotations
 
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 _EXPORTS = {
     "AccessPolicy": "access",

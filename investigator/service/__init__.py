@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from investigator.service.app import create_app

@@ -25,7 +25,7 @@ doing, see NOTES.md).
 from __future__ import annotations
 
 import os
-from state._lazy import lazy_exports
+from state.lazy import lazy_exports
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
