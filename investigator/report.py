@@ -337,11 +337,19 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
     for claim in case.required_claims:
         d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
                                                      rule="not yet decided", missing=("the run has not reached this claim",))
-        verdict, note = d.verdict, ""
+        verdict, state, note, missing = d.verdict, d.state, "", d.missing
         if isinstance(claim, CausalChainClaim) and verdict == "confirmed" and (stop is None or stop.kind != "evidence_ready"):
             verdict, note = "inferred", "the run stopped before evidence_ready: a root cause is never confirmed then"
-        keep = lambda ids: tuple(i for i in ids if i in active)  # noqa: E731 - revoked ids are not shown
-        rests = [i for i in dict.fromkeys([*d.supporting, *(e for h in d.path for e in h.evidence_ids)]) if i in withheld]
+        keep = lambda ids: _cited(ids, active)  # noqa: E731 - revoked ids are not shown
+        if verdict == "confirmed" and not keep(d.supporting):
+            gone = [i for i in _parts(d.supporting) if i not in active]
+            verdict, state = "insufficient", "insufficient"
+            missing = (f"read-back evidence for {claim.id}: the report holds no evidence it rested on"
+                       + (f" ({', '.join(gone)} no longer active)" if gone else "")
+                       + f"; `investigator resume {run.run_id}` re-decides", *missing)
+            note = "; ".join(x for x in (note, "the deciders held it, but no evidence behind it is in the report: "
+                                               "a verdict is never shown without it") if x)
+        rests = [i for i in _parts((*d.supporting, *(e for h in d.path for e in h.evidence_ids))) if i in withheld]
         root_cause = d.root_cause if verdict in ("confirmed", "inferred") else None
         path = tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids),
                                           "reads": reads_by_round(h.round) if h.round is not None else None})
@@ -354,8 +362,8 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
             if root_cause is not None:
                 root_cause = root_cause.model_copy(update={"summary": "withheld: rests on evidence no longer readable"})
         claims.append(ClaimView(
-            id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=d.state, rule=d.rule,
-            supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=d.missing,
+            id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=state, rule=d.rule,
+            supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=missing,
             path=path, root_cause=root_cause,
             alternatives=tuple(a.model_copy(update={"evidence_ids": keep(a.evidence_ids)}) for a in d.alternatives),
             blocked_by=d.blocked_by, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
@@ -385,6 +393,17 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
         denied=_denied(by("denied"), stop, claims, access), grants=grants,
         left_out=tuple(LeftOutSource.model_validate(x) for x in json.loads(run.left_out or "[]")),
     )
+
+
+def _parts(ids: tuple[str, ...]) -> list[str]:
+    """Evidence ids one by one: a decider cites what several reads establish together (a change found
+    by diffing two config snapshots) as one id joined with '+' (`E3+E4`)."""
+    return list(dict.fromkeys(p for i in ids for p in i.split("+") if p))
+
+
+def _cited(ids: tuple[str, ...], active: dict[str, Evidence]) -> tuple[str, ...]:
+    """The ids a claim cites that the report shows: composite ids split, revoked or stale ones left out."""
+    return tuple(i for i in _parts(ids) if i in active)
 
 
 def _denied(read_denied: list[str], stop: StopReason | None, claims: list[ClaimView],

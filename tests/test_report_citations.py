@@ -71,4 +71,6 @@ def test_no_rendering_shows_a_confirmed_claim_without_evidence(tmp_path):
     r = _report(tmp_path, [_confirmed("causal_attribution", ())], [])
     for c in r.claims:
         assert not (c.verdict == "confirmed" and not c.supporting), c
-    assert "confirmed" not in render_html(r) and "confirmed" not in render_markdown(r)
+    html, md = render_html(r), render_markdown(r)
+    assert "class='v-confirmed'" not in html and "<strong>insufficient</strong>" in html
+    assert "**confirmed**" not in md and "**insufficient**" in md
