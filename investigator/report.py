@@ -260,9 +260,11 @@ def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[d
         elif isinstance(st, RetrieveStep):
             item["summary"] = (f"{st.tool} '{st.gap.query[:80]}': {len(st.hits)} hit{'' if len(st.hits) == 1 else 's'}"
                                + (f", denied {list(st.denied)}" if st.denied else ""))
+            item.update(query=st.gap.query, hits=len(st.hits), denied=list(st.denied))
         elif isinstance(st, ReadStep):
             outs = [f"{r.source_id}:{r.outcome}" for r in st.reads]
             item["summary"] = ", ".join(outs) or "nothing to read"
+            item["sources"] = [[r.source_id, r.outcome] for r in st.reads]
         elif isinstance(st, ResumeStep):
             rc = st.recheck
             item["summary"] = (f"resume: {rc.reused} observations reused, revoked {list(rc.revoked)}, "

@@ -103,7 +103,7 @@ def signal_words(sig: Any, tz: tzinfo = UTC) -> str:  # noqa: ANN401 - a SignalF
             f"peak {sig.peak if sig.peak is not None else '?'})")
 
 
-def long_quote(text: str, lines: int = 6, chars: int = 420) -> bool:
+def long_quote(text: str, lines: int = 12, chars: int = 640) -> bool:
     """Whether a quote is folded (its first line shown, the whole of it one click away)."""
     return text.count("\n") >= lines or len(text) > chars
 
@@ -166,25 +166,30 @@ def value_changes(c: ClaimView) -> str:
 
 
 def timeline_rounds(r: Report) -> list[dict[str, Any]]:
-    """The timeline folded to one row per round: what was asked, what was read, which verdicts changed
-    (only those) and the stop; a grant or a resume is a row of its own."""
+    """The timeline folded to one row per round: what was asked, what was found and read, which
+    verdicts changed (only those) and the stop; a grant or a resume is a row of its own."""
     rows: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
     for t in r.timeline:
         node = t["node"]
         if node in ("grant", "resume"):
-            rows.append({"round": t["round"], "asked": t["summary"], "read": "", "changed": "", "stop": "",
-                         "event": node})
+            rows.append({"round": t["round"], "asked": t["summary"], "query": "", "read": "", "changed": "",
+                         "stop": "", "event": node})
             cur = None
             continue
         if cur is None or cur["round"] != t["round"] or cur.get("event"):
-            cur = {"round": t["round"], "asked": "", "read": "", "changed": "", "stop": ""}
+            cur = {"round": t["round"], "asked": "", "query": "", "read": "", "changed": "", "stop": ""}
             rows.append(cur)
         s = t.get("summary", "")
         if node == "plan":
             cur["asked"] = s
-        elif node in ("retrieve", "read"):
-            cur["read"] = "; ".join(x for x in (cur["read"], s) if x)
+        elif node == "retrieve":
+            cur["query"] = t.get("query", "")
+            found = (f"{t['hits']} hit{'' if t['hits'] == 1 else 's'}" if "hits" in t else s) + (
+                f", denied {', '.join(t['denied'])}" if t.get("denied") else "")
+            cur["read"] = "; ".join(x for x in (cur["read"], found) if x)
+        elif node == "read":
+            cur["read"] = "; ".join(x for x in (cur["read"], _reads(t) if "sources" in t else s) if x)
         elif node == "update" and s != NO_CHANGE:
             cur["changed"] = s
         elif node == "decide" and s.startswith("stop"):
@@ -192,11 +197,45 @@ def timeline_rounds(r: Report) -> list[dict[str, Any]]:
     return rows
 
 
+def _reads(t: dict[str, Any]) -> str:
+    """What a read step opened, each source once: `read a, b (×2 spans); c: denied`."""
+    ok: dict[str, int] = {}
+    other: list[str] = []
+    for source, outcome in t["sources"]:
+        if outcome == "ok":
+            ok[source] = ok.get(source, 0) + 1
+        else:
+            other.append(f"{source}: {outcome.replace('_', ' ')}")
+    parts = ([f"read {', '.join(s + (f' (×{n} spans)' if n > 1 else '') for s, n in ok.items())}"] if ok else []) + other
+    return "; ".join(parts) or "nothing to read"
+
+
 NO_CHANGE: Final = "no verdict changed"
 
 
 def verdict_changes(before: dict[str, str], now: dict[str, str]) -> str:
-    """The verdicts an update changed, `claim old ⇒ new` (a first verdict: `claim: new`)."""
-    out = [f"{c} {before[c]} {BECAME} {v}" if c in before else f"{c}: {v}"
-           for c, v in now.items() if before.get(c) != v]
-    return ", ".join(out) or NO_CHANGE
+    """The verdicts an update changed, `claim old ⇒ new`; first verdicts grouped by verdict
+    (`confirmed: a; insufficient: b, c`)."""
+    out = [f"{c} {before[c]} {BECAME} {v}" for c, v in now.items() if c in before and before[c] != v]
+    first: dict[str, list[str]] = {}
+    for c, v in now.items():
+        if c not in before:
+            first.setdefault(v, []).append(c)
+    out += [f"{v}: {', '.join(cs)}" for v, cs in first.items()]
+    return "; ".join(out) or NO_CHANGE
+
+
+def fold_quiet(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive rounds that changed no verdict and did not stop, folded into one row that
+    holds them (`quiet`): the timeline shows what changed, the rest one click away."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        quiet = not (row["changed"] or row["stop"] or row.get("event"))
+        if quiet and out and out[-1].get("quiet") is not None:
+            out[-1]["quiet"].append(row)
+            out[-1]["last"] = row["round"]
+        elif quiet:
+            out.append({**row, "quiet": [row], "last": row["round"]})
+        else:
+            out.append(row)
+    return [r["quiet"][0] if r.get("quiet") is not None and len(r["quiet"]) == 1 else r for r in out]
