@@ -141,22 +141,35 @@ def what_changed(c: ClaimView) -> str:
     element's, when the change record or the snapshots diffed say it), never `X → X`."""
     rc = c.root_cause
     assert rc is not None
-    kind = rc.kind.replace("_", " ")
+    kind = _KIND.get(rc.kind, rc.kind.replace("_", " "))
     if rc.change is None:
         if rc.kind == "capacity":
             return (f"capacity: {rc.element} reached" if rc.element and rc.element != rc.entity
                     else "its own traffic rose, with no change before its onset")
         return kind
-    head = f"{kind} {rc.change}"
+    head = (f"noisy neighbour, after its change {rc.change}" if rc.kind == "noisy_neighbour"
+            else f"{kind} {rc.change}")
     el = next((v for v in c.changed if rc.element and _norm(v.what) == _norm(rc.element)), None)
+    values = [v for v in c.changed if v.what != "version" and v.old != v.new]
     if el is not None and el.old != el.new:
-        head += f" changed {el.what} from {el.old if el.old is not None else '(unset)'} to " \
-                f"{el.new if el.new is not None else '(unset)'}"
+        head += f" changed {_from_to(el)}"
     elif rc.element and rc.element != rc.entity:
         head += f" changed {rc.element}"
+    elif rc.kind in ("config_push", "feature_flag") and values:  # the values are the change: say them
+        head += " changed " + " and ".join(_from_to(v) for v in values[:2]) + (
+            f" (and {len(values) - 2} more)" if len(values) > 2 else "")
     if rc.refined and rc.refined not in (rc.element, rc.entity):
         head += f", which changed {rc.refined}"
     return head
+
+
+_KIND: Final = {"config_push": "config push", "feature_flag": "feature flag", "certificate": "certificate change",
+                 "dns": "DNS change", "infrastructure": "infrastructure change", "other": "change"}
+
+
+def _from_to(v: Any) -> str:  # noqa: ANN401 - a ValueChange
+    return (f"{v.what} from {v.old if v.old is not None else '(unset)'} to "
+            f"{v.new if v.new is not None else '(unset)'}")
 
 
 def value_changes(c: ClaimView) -> str:

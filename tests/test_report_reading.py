@@ -92,13 +92,23 @@ def test_the_headline_says_which_value_the_change_set_from_what_to_what():
                     "from allkeys-lru to noeviction")
 
 
+def test_a_config_push_with_no_element_named_says_the_values_it_set():
+    rc = RootCause(entity="vmstorage", kind="config_push", change="CFG-9", path=("vmstorage",))
+    changed = tuple(ValueChange(what=k, old=o, new=n) for k, o, n in (("memory.allowedPercent", "60", "15"),
+                                                                        ("dedup.minScrapeInterval", "0s", "30s"),
+                                                                        ("retention", "30d", "14d")))
+    assert answer(_report(claims=[_claim("cause", root_cause=rc, changed=changed)]))["line"] == (
+        "Root cause (confirmed): vmstorage — config push CFG-9 changed memory.allowedPercent from 60 to 15 and "
+        "dedup.minScrapeInterval from 0s to 30s (and 1 more)")
+
+
 def test_a_headline_never_reads_x_to_x():
     rc = RootCause(entity="partnerhub", kind="certificate", change="CHG-1", element="partnerhub",
                    path=("partnerhub", "partnerhub"))
     hop = Hop(source="partnerhub", target="partnerhub", evidence_ids=("E1",), status="applicable")
     claim = _claim("cause", root_cause=rc, path=(hop,), changed=(ValueChange(what="version", old="3.8.0", new="3.8.0"),))
     a = answer(_report(claims=[claim]))
-    assert a["line"] == "Root cause (confirmed): partnerhub — certificate CHG-1"
+    assert a["line"] == "Root cause (confirmed): partnerhub — certificate change CHG-1"
     assert "partnerhub → partnerhub" not in a["line"] + a["path"]
     assert "3.8.0" not in render_html(_report(claims=[claim])), "a version that did not change is not a change"
 
