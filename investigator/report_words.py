@@ -109,7 +109,9 @@ def long_quote(text: str, lines: int = 12, chars: int = 640) -> bool:
 
 
 def first_line(text: str, limit: int = 140) -> str:
-    one = next((x.strip() for x in text.splitlines() if x.strip()), "")
+    """The first line of a folded quote that says something (not a lone `{` or `---`)."""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    one = next((x for x in lines if any(ch.isalnum() for ch in x)), lines[0] if lines else "")
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 

@@ -125,7 +125,6 @@ def test_in_a_real_browser_the_root_cause_and_every_verdict_are_visible_without_
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.slow
 def test_in_a_real_browser_the_whole_reference_report_is_at_most_2000_px_tall(written, tmp_path):
     """Folded and deduplicated, not hidden: every claim, every cited evidence id and every round stays on the page."""
     report, html_path = written
