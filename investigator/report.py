@@ -29,6 +29,11 @@ from state.evidence import Evidence, Finding, Span
 from state.facts import SignalFact
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
 from state.store import RunRow, Store
+from investigator.report_words import (
+    BECAME, first_citations, local, metric_reading, offset_of, path_words, timeline_rounds, value_changes,
+    verdict_changes, what_changed, zone,
+)
+from investigator.report_words import signal_words as _signal_words
 
 if TYPE_CHECKING:  # `runs` imports this module: the access mask (numpy) comes with `show` only
     from tools.access import AccessSnapshot
@@ -93,6 +98,19 @@ class GrantView(Frozen):
     """The paused run's denied sources this grant made readable."""
 
 
+class ValueChange(Frozen):
+    """One value the root cause's change set, as its change record (or the config snapshots diffed) says."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    what: str
+    """The key, flag or dependency, or `version`."""
+    old: str | None = None
+    """Its value before the change (None: not set, or not recorded)."""
+    new: str | None = None
+    """Its value after the change (None: removed, or not recorded)."""
+
+
 class ClaimView(Frozen):
     """One required claim of the case: its verdict, the rule that decided it and the evidence ids behind it."""
 
@@ -117,6 +135,8 @@ class ClaimView(Frozen):
     history: tuple[str, ...]
     """Earlier verdicts by round, oldest first ('r3: insufficient')."""
     note: str = ""
+    changed: tuple[ValueChange, ...] = ()
+    """What the root cause's change set, the changed element first (empty when the cause is no change)."""
 
 
 class Report(Frozen):
@@ -137,6 +157,8 @@ class Report(Frozen):
     question: str
     subject: str
     window: str
+    timezone: str = "+00:00"
+    """The case's UTC offset (its alert's, e.g. `+08:00`): the renderings show times in it."""
     principal: str
     retrieval: str
     status: str
@@ -219,7 +241,9 @@ def _withheld(active: dict[str, Evidence], access: AccessSnapshot | None) -> dic
 
 
 def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[dict[str, Any]]:
+    """One item per step; an update says only the verdicts it changed (the claims' history has them all)."""
     out = []
+    verdicts: dict[str, str] = {}
     pending = sorted(grants, key=lambda g: g.at)
     for s in steps:
         st = s.step
@@ -228,17 +252,19 @@ def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[d
         item: dict[str, Any] = {"round": st.round, "node": st.node, "at": s.at.isoformat()}
         if isinstance(st, PlanStep):
             g = st.gap
-            item["summary"] = f"{g.action} → {g.claim_id}: {g.reason}" if g else st.note
+            item["summary"] = f"{g.action} for {g.claim_id}: {g.reason}" if g else st.note
             if st.choice is not None:
                 c = st.choice
                 item["summary"] += (f" [model chose {c.choice} of {c.offered}]" if c.fallback is None
                                     else f" [deterministic first choice: {c.fallback}]")
         elif isinstance(st, RetrieveStep):
-            item["summary"] = (f"{st.tool} '{st.gap.query[:80]}' → {len(st.hits)} hits"
+            item["summary"] = (f"{st.tool} '{st.gap.query[:80]}': {len(st.hits)} hit{'' if len(st.hits) == 1 else 's'}"
                                + (f", denied {list(st.denied)}" if st.denied else ""))
+            item.update(query=st.gap.query, hits=len(st.hits), denied=list(st.denied))
         elif isinstance(st, ReadStep):
             outs = [f"{r.source_id}:{r.outcome}" for r in st.reads]
             item["summary"] = ", ".join(outs) or "nothing to read"
+            item["sources"] = [[r.source_id, r.outcome] for r in st.reads]
         elif isinstance(st, ResumeStep):
             rc = st.recheck
             item["summary"] = (f"resume: {rc.reused} observations reused, revoked {list(rc.revoked)}, "
@@ -246,7 +272,8 @@ def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[d
         elif isinstance(st, GrantStep):
             item["summary"] = f"grant {', '.join(st.groups)} by {st.by or '?'}; unlocks {', '.join(st.unlocks) or 'nothing yet'}"
         elif isinstance(st, UpdateStep):
-            item["summary"] = ", ".join(f"{c}={v}" for c, v in st.decisions.items())
+            item["summary"] = verdict_changes(verdicts, dict(st.decisions))
+            verdicts.update(st.decisions)
         elif isinstance(st, DecideStep):
             item["summary"] = f"stop: {st.stop.kind}" if st.stop else ("continue" + (f" ({st.resumed_after})" if st.resumed_after else ""))
         out.append(item)
@@ -326,22 +353,33 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
     withheld = _withheld(active, access)
     from tools.profile import load_profile
 
-    injection = load_profile(case.profile).injection_re
+    profile = load_profile(case.profile)
+    injection = profile.injection_re
     read_rounds = sorted(r for r, _rec in store.reads(run.run_id))
 
     def reads_by_round(round_: int) -> int:
         """Reads made up to and including a round: what reaching a hop cost."""
         return sum(1 for r in read_rounds if r <= round_)
 
+    steps = store.steps(run.run_id)
+    changes = _ChangeLookup(case, profile, [e for e in active.values() if e.id not in withheld], steps)
     claims = []
     for claim in case.required_claims:
         d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
                                                      rule="not yet decided", missing=("the run has not reached this claim",))
-        verdict, note = d.verdict, ""
+        verdict, state, note, missing = d.verdict, d.state, "", d.missing
         if isinstance(claim, CausalChainClaim) and verdict == "confirmed" and (stop is None or stop.kind != "evidence_ready"):
             verdict, note = "inferred", "the run stopped before evidence_ready: a root cause is never confirmed then"
-        keep = lambda ids: tuple(i for i in ids if i in active)  # noqa: E731 - revoked ids are not shown
-        rests = [i for i in dict.fromkeys([*d.supporting, *(e for h in d.path for e in h.evidence_ids)]) if i in withheld]
+        keep = lambda ids: _cited(ids, active)  # noqa: E731 - revoked ids are not shown
+        if verdict == "confirmed" and not keep(d.supporting):
+            gone = [i for i in _parts(d.supporting) if i not in active]
+            verdict, state = "insufficient", "insufficient"
+            missing = (f"read-back evidence for {claim.id}: the report holds no evidence it rested on"
+                       + (f" ({', '.join(gone)} no longer active)" if gone else "")
+                       + f"; `investigator resume {run.run_id}` re-decides", *missing)
+            note = "; ".join(x for x in (note, "the deciders held it, but no evidence behind it is in the report: "
+                                               "a verdict is never shown without it") if x)
+        rests = [i for i in _parts((*d.supporting, *(e for h in d.path for e in h.evidence_ids))) if i in withheld]
         root_cause = d.root_cause if verdict in ("confirmed", "inferred") else None
         path = tuple(h.model_copy(update={"evidence_ids": keep(h.evidence_ids),
                                           "reads": reads_by_round(h.round) if h.round is not None else None})
@@ -354,14 +392,14 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
             if root_cause is not None:
                 root_cause = root_cause.model_copy(update={"summary": "withheld: rests on evidence no longer readable"})
         claims.append(ClaimView(
-            id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=d.state, rule=d.rule,
-            supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=d.missing,
+            id=claim.id, kind=claim.kind, statement=claim.statement, verdict=verdict, state=state, rule=d.rule,
+            supporting=keep(d.supporting), opposing=keep(d.opposing), conflicts=d.conflicts, missing=missing,
             path=path, root_cause=root_cause,
             alternatives=tuple(a.model_copy(update={"evidence_ids": keep(a.evidence_ids)}) for a in d.alternatives),
             blocked_by=d.blocked_by, proposed_by=keep(d.proposed_by), scope=str(case.subject), note=note,
-            history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id)))
+            history=tuple(f"r{r}: {h.verdict}" for r, h in history if h.claim_id == claim.id),
+            changed=changes.values(root_cause) if root_cause is not None and not rests else ()))
     reads = store.reads(run.run_id)
-    steps = store.steps(run.run_id)
     by = lambda outcome: sorted({r.source_id for _r, r in reads if r.outcome == outcome})  # noqa: E731
     grants = tuple(GrantView(at=g.at, by=g.by, groups=g.groups, unlocks=g.unlocks, answers=g.answers)
                    for g in store.grants(run.run_id))
@@ -370,6 +408,7 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
         case_id=case.id, run_id=run.run_id, title=case.title, alert=f"{case.alert.id}: {case.alert.text}",
         question=case.question, subject=str(case.subject),
         window=f"{case.window.start.isoformat()} – {case.window.end.isoformat()}",
+        timezone=offset_of(case.alert.fired_at),
         principal=f"{case.principal.id} (groups: {', '.join(case.principal.groups)})", retrieval=run.retrieval,
         status=run.status, stop=stop,
         budgets={"rounds_used": run.rounds_used, "rounds_limit": run.rounds_limit,
@@ -385,6 +424,50 @@ def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot |
         denied=_denied(by("denied"), stop, claims, access), grants=grants,
         left_out=tuple(LeftOutSource.model_validate(x) for x in json.loads(run.left_out or "[]")),
     )
+
+
+class _ChangeLookup:
+    """The changes the run's readable evidence establishes, as the deciders see them (a deployment merged
+    with the config snapshots it installed, a diff of two snapshots), built only when a cause asks."""
+
+    def __init__(self, case: Case, profile: Any, evidence: list[Evidence], steps: list[Logged]) -> None:  # noqa: ANN401
+        self._args = (case, profile, evidence, steps)
+        self._changes: list[Any] | None = None
+
+    def values(self, rc: RootCause) -> tuple[ValueChange, ...]:
+        if rc.change is None:
+            return ()
+        if self._changes is None:
+            from graphs.knowledge import Knowledge  # the deciders' own reading of the evidence
+
+            self._changes = [c for c, _e in Knowledge.build(*self._args).changes]
+        ch = next((c for c in self._changes if c.id == rc.change), None)
+        if ch is None:
+            return ()
+        text = lambda v: None if v is None else str(v)  # noqa: E731 - YAML values of any type, as written
+        out = [ValueChange(what=c.key, old=text(c.from_), new=text(c.to)) for c in ch.config_changes]
+        out += [ValueChange(what=d.name, old=d.from_, new=d.to) for d in ch.dependency_changes]
+        if ch.flag is not None:
+            out.append(ValueChange(what=ch.flag.name, old=text(ch.flag.from_), new=text(ch.flag.to)))
+        if ch.version_from != ch.version_to:
+            out.append(ValueChange(what="version", old=ch.version_from, new=ch.version_to))
+        first = [v for v in out if rc.element and _key(v.what) == _key(rc.element)]
+        return tuple(dict.fromkeys([*first, *out]))
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _parts(ids: tuple[str, ...]) -> list[str]:
+    """Evidence ids one by one: a decider cites what several reads establish together (a change found
+    by diffing two config snapshots) as one id joined with '+' (`E3+E4`)."""
+    return list(dict.fromkeys(p for i in ids for p in i.split("+") if p))
+
+
+def _cited(ids: tuple[str, ...], active: dict[str, Evidence]) -> tuple[str, ...]:
+    """The ids a claim cites that the report shows: composite ids split, revoked or stale ones left out."""
+    return tuple(i for i in _parts(ids) if i in active)
 
 
 def _denied(read_denied: list[str], stop: StopReason | None, claims: list[ClaimView],
@@ -409,8 +492,11 @@ def _quote(text: str, limit: int = 240) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-def _ev_line(ev: EvidenceView) -> str:
+def _ev_line(ev: EvidenceView, tz: Any = UTC, quoted_in: str = "") -> str:  # noqa: ANN401 - a tzinfo
+    """An evidence item: quoted in full where it is first cited, a reference back to that quote after."""
     label = f" **[{ev.label}]**" if ev.label else ""
+    if quoted_in:
+        return f"- `{ev.id}` {ev.source_id}@{ev.version}{label} (quoted above, under `{quoted_in}`)"
     if ev.withheld:
         return f"- `{ev.id}` {ev.source_id}@{ev.version} **[withheld]** ({ev.withheld})"
     warn = (f"\n  ⚠ tries to instruct the investigator ('{_quote(ev.instruction, 80)}'): quoted as data, ignored"
@@ -419,9 +505,11 @@ def _ev_line(ev: EvidenceView) -> str:
         return f"- `{ev.id}` ({ev.trust}, from the case) {ev.text}{warn}"
     span = ev.span
     where = f"{ev.source_id}@{ev.version} [{span.start}:{span.end}] #{span.content_hash}" if span else ev.source_id
-    extra = "".join(f" — {signal_words(sig)}" for sig in ev.signals[:2])
+    extra = "".join(f" — {signal_words(sig, tz)}" for sig in ev.signals[:2])
     facts = f"\n  ({'; '.join(ev.facts)})" if ev.facts else ""
-    return f"- `{ev.id}` {where}{label}{extra}{warn}\n  > {_quote(span.quote) if span else ''}{facts}"
+    reading = metric_reading(ev, tz)
+    quote = f"{reading} (cited span `{span.quote}`)" if reading and span else (_quote(span.quote) if span else "")
+    return f"- `{ev.id}` {where}{label}{extra}{warn}\n  > {quote}{facts}"
 
 
 def _causal(r: Report) -> ClaimView | None:
@@ -437,13 +525,11 @@ def answer(r: Report) -> dict[str, Any]:
     c = _causal(r)
     if c is not None and c.root_cause is not None:
         rc = c.root_cause
-        what = (f"{rc.entity} — {rc.kind}" + (f" {rc.change}" if rc.change else "")
-                + (f", changed element {rc.element}" if rc.element else "") + (f" → {rc.refined}" if rc.refined else ""))
         bridge = [c.path[0].source, *[h.target for h in c.path]] if c.path else []
-        parts = ([f"anomalous path {' → '.join(rc.path)}"] if len(rc.path) > 1 else []) + (
-            [f"bridge path {' → '.join(bridge)}"] if bridge else [])
-        return {"verdict": c.verdict, "claim": c.id, "line": f"Root cause ({c.verdict}): {what}",
-                "path": "; ".join(parts) or " → ".join(rc.path)}
+        parts = ([f"anomalous path {path_words(rc.path)}"] if len(set(rc.path)) > 1 else []) + (
+            [f"bridge path {path_words(bridge)}"] if len(set(bridge)) > 1 else [])
+        return {"verdict": c.verdict, "claim": c.id, "line": f"Root cause ({c.verdict}): {rc.entity} — {what_changed(c)}",
+                "path": "; ".join(parts)}
     if c is None:
         return {"verdict": "", "claim": "", "line": "No causal claim was asked", "path": ""}
     why = c.missing[0] if c.missing else (stop_words(r) if r.stop else r.status)
@@ -474,25 +560,21 @@ def _permission_lines(r: Report) -> list[str]:
     return lines
 
 
-def signal_words(sig: SignalFact) -> str:
-    """One line for a signal: what it is, whether it departed, since when, by how much."""
-    if not sig.decidable:
-        return f"{sig.entity} {sig.name}: cannot decide ({sig.note})"
-    if sig.anomalous:
-        base = f" from {sig.baseline:g}" if sig.baseline is not None else ""
-        lvl = f" to {sig.level:g} {sig.unit}" if sig.level is not None else ""
-        return f"{sig.entity} {sig.name} {sig.direction}{base}{lvl} since {sig.onset:%H:%M:%S}"
-    return f"{sig.entity} {sig.name}: no departure (baseline {sig.baseline if sig.baseline is not None else '?'}, " \
-           f"peak {sig.peak if sig.peak is not None else '?'})"
+def signal_words(sig: SignalFact, tz: Any = UTC) -> str:  # noqa: ANN401 - a tzinfo
+    """One line for a signal: what it is, whether it departed, since when (in `tz`), by how much."""
+    return _signal_words(sig, tz)
 
 
 def render_markdown(r: Report) -> str:
     ev = {e.id: e for e in r.evidence}
+    tz = zone(r.timezone)
+    quoted, shown = first_citations(r), set()
     a = answer(r)
     lines = [f"# Investigation {r.run_id}: {r.case_id}", "", f"{r.title}".strip(), "",
              f"**{a['line']}**" + (f"  \n{a['path']}" if a["path"] else ""), "",
              f"- **Alert**: {r.alert}", f"- **Question**: {r.question}", f"- **Subject**: {r.subject}",
-             f"- **Window**: {r.window}", f"- **Principal**: {r.principal}", f"- **Retrieval**: {r.retrieval}",
+             f"- **Window**: {r.window} (times below in {r.timezone}; {BECAME} marks old {BECAME} new)",
+             f"- **Principal**: {r.principal}", f"- **Retrieval**: {r.retrieval}",
              f"- **Status**: {r.status}",
              f"- **Stop reason**: {stop_words(r)}",
              f"- **Budgets**: rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, "
@@ -510,21 +592,22 @@ def render_markdown(r: Report) -> str:
             lines.append(f"- history: {', '.join(c.history)}")
         if c.root_cause is not None:
             rc = c.root_cause
-            lines += ["", f"**Root cause**: {rc.entity} — {rc.kind}"
-                      + (f" {rc.change}" if rc.change else "") + (f", changed element {rc.element}" if rc.element else "")
-                      + (f" → {rc.refined}" if rc.refined else ""),
-                      f"- anomalous path: {' → '.join(rc.path)}" + (f" (root onset {rc.onset:%H:%M:%S})" if rc.onset else ""),
-                      f"- {rc.summary}"]
+            lines += ["", f"**Root cause**: {rc.entity} — {what_changed(c)}",
+                      f"- anomalous path: {path_words(rc.path)}" + (f" (root onset {local(rc.onset, tz)})" if rc.onset else ""),
+                      f"- {value_changes(c) or change_words(rc.summary)}"]
         if c.path:
             lines += ["", "Bridge path:", ""]
-            lines += [f"{i}. {h.source} → {h.target} ({'applies' if h.applicable else 'does not apply yet'}: {h.note}) "
+            lines += [f"{i}. {h.source} → {h.target} ({'applies' if h.applicable else 'does not apply yet'}: "
+                      f"{change_words(h.note) if c.root_cause and i >= len(c.root_cause.path) else h.note}) "
                       f"[{', '.join(e for e in h.evidence_ids if e in ev)}]"
                       + (f" — reached in round {h.round}, after {h.reads} reads" if h.round is not None else "")
                       for i, h in enumerate(c.path, 1)]
         for title, ids in (("Supporting evidence", c.supporting), ("Opposing evidence", c.opposing),
                            ("Proposed by", c.proposed_by)):
             if ids:
-                lines += ["", f"{title}:", ""] + [_ev_line(ev[i]) for i in ids if i in ev]
+                lines += ["", f"{title}:", ""] + [_ev_line(ev[i], tz, quoted[i] if i in shown else "")
+                                                  for i in ids if i in ev]
+                shown.update(ids)
         if c.alternatives:
             lines += ["", "Other explanations:", ""] + [
                 f"- {a.what}: **{a.status.replace('_', ' ')}** — {a.why}" + (f" [{', '.join(a.evidence_ids[:4])}]" if a.evidence_ids else "")
@@ -545,9 +628,17 @@ def render_markdown(r: Report) -> str:
         lines += ["", "## Revoked or stale evidence", ""]
         lines += [f"- `{x['id']}` from {x['source_id']}: {x['status']} ({x['reason']})" for x in r.revoked]
     lines += _planner_lines(r.planner)
-    lines += ["", "## Timeline", "", "| round | node | what |", "| --- | --- | --- |"]
-    lines += [f"| {t['round']} | {t['node']} | {t['summary']} |" for t in r.timeline]
+    lines += ["", "## Timeline", "", "| round | asked | read | verdicts changed |", "| --- | --- | --- | --- |"]
+    cell = lambda text: text.replace("|", "\\|")  # noqa: E731 - queries and summaries in a table cell
+    lines += [f"| {t['round']} | {cell(t['asked'])} | {cell(t['read'])} | "
+              f"{'; '.join(x for x in (t['changed'], t['stop']) if x) or '—'} |" for t in timeline_rounds(r)]
     return _no_raw_html("\n".join(lines) + "\n")
+
+
+def change_words(text: str) -> str:
+    """A change described by the deciders (`50 → 64`) with the report's own glyph for old and new:
+    `→` is kept for the next hop."""
+    return text.replace(" → ", f" {BECAME} ")
 
 
 def _no_raw_html(text: str) -> str:

@@ -10,6 +10,7 @@ become markup. Only the geometry of the path drawing is computed here.
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from functools import cache
 from typing import Any
 
@@ -17,41 +18,60 @@ from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
 from investigator.report import Report, answer, signal_words, stop_words
+from investigator.report_words import (
+    BECAME, HOP, first_citations, fold_quiet, first_line, local, long_quote, metric_reading, timeline_rounds, value_changes,
+    what_changed, zone,
+)
 from state.claims import Hop
 
-CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+CSS = ("body{font-family:system-ui,sans-serif;font-size:15px;max-width:1100px;margin:1.2em auto;padding:0 1em;color:#222;line-height:1.3}"
        ".v-confirmed{color:#17703a}.v-refuted{color:#a12b2b}.v-inferred{color:#9a6700}.v-insufficient{color:#555}"
-       "blockquote{margin:.3em 0 .8em 1em;padding-left:.8em;border-left:3px solid #ccc;font-size:.9em;white-space:pre-wrap}"
-       "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}"
+       "blockquote{margin:.2em 0 .4em 1em;padding-left:.8em;border-left:3px solid #ccc;font-size:.9em;white-space:pre-wrap}"
+       "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
        ".label{background:#fff3cd;padding:0 4px;border-radius:3px}.warn{color:#a12b2b}"
-       "h1{font-size:1.4em;margin:.2em 0}.sub{color:#555;margin:.2em 0 .8em}"
-       ".answer{border:2px solid #3a6ea5;border-radius:8px;padding:.6em 1em;margin:.6em 0 1em;background:#f6f9fd}"
+       "h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.2em;margin:.8em 0 .25em}h3{font-size:1.05em;margin:.7em 0 .15em}"
+       "h4{display:inline;font-size:.95em;margin:0}.sub{color:#555;margin:.2em 0 .6em}"
+       ".answer{border:2px solid #3a6ea5;border-radius:8px;padding:.6em 1em;margin:.6em 0 .8em;background:#f6f9fd}"
        ".answer .line{font-size:1.2em;font-weight:600}.answer .path{font-family:ui-monospace,monospace;margin-top:.3em}"
-       ".answer .stop{color:#555;margin-top:.3em;font-size:.9em}"
-       "#verdicts td.st{max-width:560px}#verdicts{margin-bottom:1em}details>summary{cursor:pointer}")
+       ".answer .stop,.legend,.rule,.ref,.svc{color:#555;font-size:.9em}.legend{margin:.2em 0}"
+       "#verdicts{margin-bottom:.4em}details>summary{cursor:pointer}"
+       "ul.ev{list-style:none;margin:.2em 0 .5em;padding-left:.5em}ul.ev>li{margin:.25em 0}"
+       ".reading{font-family:ui-monospace,monospace;background:#f3f3f3;padding:0 4px;border-radius:3px}"
+       "details.raw{display:inline-block;vertical-align:top;margin-left:.5em;font-size:.85em;color:#555}details.quote>summary{font-size:.9em}"
+       "dl.run{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.3em 0}dl.run dt{font-weight:600}"
+       "dl.run dd{margin:0}.rc{margin:.3em 0}p{margin:.3em 0}.svc{border-bottom:1px solid #ddd;padding-bottom:.4em}"
+       ".svc a{margin-right:1em}td.n{text-align:right;color:#555}#timeline,#verdicts{width:100%}#timeline{font-size:.9em}")
 
-TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_id }}</title><style>{{ css }}</style></head><body>
+TEMPLATE = """<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{{ r.run_id }}: {{ r.case_id }}</title><style>{{ css }}</style></head><body>
+{%- if service %}
+<nav class='svc' id='service'><a href='/'>All runs</a> Run {{ service.run_id }}: <span class='s-{{ service.state }}'>{{ service.state }}</span>{% if service.error %} ({{ service.error }}){% endif %} · received {{ service.received }}{% if service.took %} · alert to report {{ service.took }}{% endif %} · {{ service.attempts }} attempt(s){% if service.worker %} by {{ service.worker }}{% endif %}<br>
+<a id='full-report' href='{{ service.full }}'>Full report (report.html)</a><a href='{{ service.json }}'>report.json</a><a href='{{ service.api }}'>run API</a></nav>
+{%- endif %}
 <h1>Investigation {{ r.run_id }}: {{ r.case_id }}</h1><p class='sub'>{{ r.title }}</p>
 <section id='answer' class='answer'><div class='line v-{{ a.verdict }}'>{{ a.line }}</div>
 {%- if a.path %}<div class='path'>{{ a.path }}</div>{% endif %}
 <div class='stop'>Stop: {{ stop }} · rounds {{ r.budgets['rounds_used'] }}/{{ r.budgets['rounds_limit'] }}, reads {{ r.budgets['reads_used'] }}/{{ r.budgets['reads_limit'] }}</div></section>
-<table id='verdicts'><tr><th>claim</th><th>verdict</th><th>statement</th><th>evidence</th></tr>
+<table id='verdicts'><tr><th>claim</th><th>verdict</th><th>statement</th><th style='width:17%'>evidence</th></tr>
 {%- for c in r.claims %}
-<tr><td><a href='#claim-{{ loop.index }}'><code>{{ c.id }}</code></a></td><td class='v-{{ c.verdict }}'><strong>{{ c.verdict }}</strong></td><td class='st'>{{ c.statement }}</td><td>{{ c.supporting | length }} supporting{% if c.opposing %}, {{ c.opposing | length }} opposing{% endif %}{% if c.missing %}; missing: {{ c.missing[0] }}{% endif %}</td></tr>
+<tr><td><a href='#claim-{{ loop.index }}'><code>{{ c.id }}</code></a></td><td class='v-{{ c.verdict }}'><strong>{{ c.verdict }}</strong></td><td class='st'>{{ c.statement }}</td><td>{% for title, ids in [("supporting", c.supporting), ("opposing", c.opposing)] if ids %}{% if not loop.first %}; {% endif %}{{ title }} {% for i in ids %}<a href='#ev-{{ i }}'>{{ i }}</a>{% if not loop.last %}, {% endif %}{% endfor %}{% else %}none{% endfor %}{% if c.missing %}; missing: {{ c.missing[0] }}{% endif %}</td></tr>
 {%- endfor %}
 </table>
-<h2>Alert and run</h2><table>
+<p class='legend'>{{ hop }} next hop · old {{ became }} new · times in {{ r.timezone }} · each piece of evidence is quoted once, where it is first cited; later mentions link to it</p>
+<h2>Alert and run</h2><dl class='run'>
 {%- for k, v in head %}
-<tr><th>{{ k }}</th><td>{{ v }}</td></tr>
+<dt>{{ k }}</dt><dd>{{ v }}</dd>
 {%- endfor %}
-</table>
+</dl>
 <h2>Claims and evidence</h2>
-{%- for c in r.claims %}
-<h3 id='claim-{{ loop.index }}'><code>{{ c.id }}</code> — <span class='v-{{ c.verdict }}'>{{ c.verdict }}</span></h3><p>{{ c.statement }}</p><p><small>rule: {{ c.rule }}</small></p>
+{%- for c in r.claims %}{% set ci = loop.index0 %}
+<section class='claim'><h3 id='claim-{{ loop.index }}'><code>{{ c.id }}</code> — <span class='v-{{ c.verdict }}'>{{ c.verdict }}</span></h3><p class='rule'>rule: {{ c.rule }}</p>
 {%- if c.note %}
 <p><em>{{ c.note }}</em></p>
 {%- endif %}
-{%- set d = drawings[loop.index0] %}
+{%- if c.root_cause %}
+<p class='rc'><strong>Root cause</strong>: {% if c.id == a.claim %}<a href='#answer'>the answer above</a>{% else %}{{ c.root_cause.entity }} — {{ what_changed(c) }}{% endif %}{% if c.root_cause.onset %}; {{ c.root_cause.entity }} anomalous since {{ local(c.root_cause.onset) }}{% endif %}{% if values[ci] %}; the change set {{ values[ci] }}{% endif %}</p>
+{%- endif %}
+{%- set d = drawings[ci] %}
 {%- if d %}
 <svg xmlns="http://www.w3.org/2000/svg" width="{{ d.width }}" height="{{ d.height }}" role="img" aria-label="bridge path">
 {%- for n in d.nodes -%}
@@ -60,24 +80,31 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 {%- endfor -%}
 </svg>
 {%- endif %}
-{%- for title, ids in [("Supporting", c.supporting), ("Opposing", c.opposing), ("Proposed by", c.proposed_by)] %}
-{%- set items = ids | select("in", ev) | list %}
-{%- if items %}
-<h4>{{ title }}</h4>
-{%- for i in items %}{% set e = ev[i] %}
-<div><code>{{ e.id }}</code> {{ where(e) }}
+{%- for title, items in cited[ci] %}
+<div><h4>{{ title }}</h4><ul class='ev'>
+{%- for e, full in items %}
+{%- if not full %}
+<li class='ref'><a href='#ev-{{ e.id }}'><code>{{ e.id }}</code></a> {{ e.source_id }}{% if e.label %} <span class='label'>{{ e.label }}</span>{% endif %} — quoted above, under {{ first[e.id] }}</li>
+{%- else %}
+<li id='ev-{{ e.id }}'><code>{{ e.id }}</code> {{ where(e) }}
 {%- if e.label %} <span class='label'>{{ e.label }}</span>{% endif %}
 {%- if e.withheld %} <span class='label'>withheld</span> <em>{{ e.withheld }}</em>{% endif %}
 {%- if e.instruction %} <strong class='warn'>⚠ tries to instruct the investigator (&lsquo;{{ e.instruction }}&rsquo;): quoted as data, ignored</strong>{% endif %}
-{%- if not e.withheld %}<blockquote>{{ e.span.quote if e.span else e.text }}</blockquote>{% endif %}</div>
-{%- endfor %}
+{%- if not e.withheld %}{% set q = e.span.quote if e.span else e.text %}{% set reading = reading_of(e) %}
+{%- if reading %} · cites <span class='reading' title='cited span [{{ e.span.start }}:{{ e.span.end }}]: {{ q }}'>{{ reading }}</span><details class='raw'><summary>cited span</summary><code>{{ q }}</code></details>
+{%- elif long(q) %}<details class='quote'><summary>{{ first_line(q) }} … ({{ q.count("\n") + 1 }} lines)</summary><blockquote>{{ q }}</blockquote></details>
+{%- else %}<blockquote>{{ q }}</blockquote>{% endif %}
+{%- endif %}</li>
 {%- endif %}
+{%- endfor %}
+</ul></div>
 {%- endfor %}
 {%- for title, items in [("Unresolved conflicts", c.conflicts), ("Missing observations", c.missing)] %}
 {%- if items %}
-<h4>{{ title }}</h4><ul>{% for x in items %}<li>{{ x }}</li>{% endfor %}</ul>
+<div><h4>{{ title }}</h4><ul>{% for x in items %}<li>{{ x }}</li>{% endfor %}</ul></div>
 {%- endif %}
 {%- endfor %}
+</section>
 {%- endfor %}
 {%- if r.denied or r.grants %}
 <h2>Permissions</h2><ul>
@@ -96,12 +123,25 @@ TEMPLATE = """<!doctype html><html><head><meta charset='utf-8'><title>{{ r.run_i
 {%- endfor %}
 </ul>
 {%- endif %}
+{%- if r.revoked %}
+<h2>Revoked or stale evidence</h2><ul>
+{%- for x in r.revoked %}
+<li><code>{{ x.id }}</code> from {{ x.source_id }}: {{ x.status }} ({{ x.reason }})</li>
+{%- endfor %}
+</ul>
+{%- endif %}
 {%- if r.planner and r.planner.get("kind", "deterministic") != "deterministic" %}
 <h2>Planner</h2><p>{{ r.planner.get("model") or "?" }}{% if r.planner.get("endpoint") %} at {{ r.planner.endpoint }}{% endif %}: {{ r.planner.get("rounds", 0) }} rounds planned, the model chose {{ r.planner.get("model_chose", 0) }}; {{ r.planner.get("calls", 0) }} calls, {{ r.planner.get("tokens", 0) }} tokens; endpoint failures {{ r.planner.get("endpoint_failures", 0) }}</p>
 {%- endif %}
-<h2>Timeline</h2><table><tr><th>round</th><th>node</th><th>what</th></tr>
-{%- for t in r.timeline %}
-<tr><td>{{ t.round }}</td><td>{{ t.node }}</td><td>{{ t.summary }}</td></tr>
+<h2>Timeline</h2><p class='legend'>One row per round with only the verdicts it changed; rounds that changed none are folded together.</p><table id='timeline'><tr><th>round</th><th style='width:36%'>asked</th><th style='width:24%'>found and read</th><th>verdicts changed</th></tr>
+{%- for t in rounds %}
+{%- if t.get('quiet') %}
+<tr class='quiet'><td class='n'>{{ t.round }}–{{ t.last }}</td><td colspan='3'><details><summary>{{ t.quiet | length }} rounds changed no verdict ({{ quiet_words(t.quiet) }})</summary><table>
+{%- for q in t.quiet %}<tr><td class='n'>{{ q.round }}</td><td>{{ q.asked }}</td><td{% if q.query %} title='query: {{ q.query }}'{% endif %}>{{ q.read }}</td></tr>{% endfor %}
+</table></details></td></tr>
+{%- else %}
+<tr><td class='n'>{{ t.round }}</td><td>{{ t.asked }}</td><td{% if t.query %} title='query: {{ t.query }}'{% endif %}>{{ t.read }}</td><td>{{ t.changed or "—" }}{% if t.stop %}<br><strong>{{ t.stop }}</strong>{% endif %}</td></tr>
+{%- endif %}
 {%- endfor %}
 </table></body></html>
 """
@@ -132,22 +172,55 @@ def _drawing(hops: tuple[Hop, ...]) -> dict[str, Any] | None:
             "ty": 10 + h / 2 + 5, "my": 10 + h / 2, "nodes": nodes}
 
 
-def _where(e: Any) -> str:  # noqa: ANN401 - EvidenceView
+def _where(e: Any, tz: tzinfo) -> str:  # noqa: ANN401 - EvidenceView
     where = f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span else (
         f"{e.source_id}@{e.version}" if e.withheld else f"from the case ({e.trust})")
     for sig in e.signals[:2]:
-        where += f" — {signal_words(sig)}"
+        where += f" — {signal_words(sig, tz)}"
     return where
 
 
-def render_html(r: Report) -> str:
-    """One self-contained HTML page, answer first: root cause and verdicts on top, evidence below."""
+def _cited(r: Report) -> list[list[tuple[str, list[tuple[Any, bool]]]]]:
+    """Per claim, its evidence by role, each with whether it is quoted here (its first citation in the
+    report) or refers back to where it was."""
+    ev = {e.id: e for e in r.evidence}
+    shown: set[str] = set()
+    out = []
+    for c in r.claims:
+        groups = []
+        for title, ids in (("Supporting", c.supporting), ("Opposing", c.opposing), ("Proposed by", c.proposed_by)):
+            items = [(ev[i], i not in shown) for i in ids if i in ev]
+            shown.update(i for i in ids if i in ev)
+            if items:
+                groups.append((title, items))
+        out.append(groups)
+    return out
+
+
+def _quiet_words(rows: list[dict[str, Any]]) -> str:
+    """What folded rounds did, by action: `telemetry ×3, relations ×2, placement`."""
+    actions: dict[str, int] = {}
+    for row in rows:
+        action = row["asked"].split(" ", 1)[0] or "continue"
+        actions[action] = actions.get(action, 0) + 1
+    return ", ".join(a + (f" ×{n}" if n > 1 else "") for a, n in actions.items())
+
+
+def render_html(r: Report, service: dict[str, Any] | None = None) -> str:
+    """One self-contained HTML page, answer first: root cause and verdicts on top, evidence below.
+    `service` (the service's run page) adds a bar with the run's state and a link to the full report."""
+    tz = zone(r.timezone)
     stop = stop_words(r) if r.stop else r.status
-    head = [("Alert", r.alert), ("Question", r.question), ("Subject", r.subject), ("Window", r.window),
-            ("Principal", r.principal), ("Retrieval", r.retrieval), ("Stop reason", stop),
-            ("Budgets", f"rounds {r.budgets['rounds_used']}/{r.budgets['rounds_limit']}, reads "
-                        f"{r.budgets['reads_used']}/{r.budgets['reads_limit']}"),
-            ("Denied / failed / not found", f"{', '.join(r.reads['denied']) or '—'} / "
-                                            f"{', '.join(r.reads['failed']) or '—'} / {', '.join(r.reads['not_found']) or '—'}")]
-    return _template().render(r=r, a=answer(r), stop=stop, css=Markup(CSS), head=head, ev={e.id: e for e in r.evidence},
-                              drawings=[_drawing(c.path) for c in r.claims], where=_where)
+    trouble = "; ".join(f"{what}: {', '.join(r.reads[k])}" for k, what in (
+        ("denied", "denied"), ("failed", "failed"), ("not_found", "not found")) if r.reads[k])
+    head = [("Alert", r.alert), ("Question", r.question),
+            ("Run", f"subject {r.subject} · window {r.window} · principal {r.principal} · {r.retrieval} retrieval · "
+                    f"reads {r.reads['ok']} ok of {r.reads['total']}"
+                    + (f" ({r.reads['reused']} reused on resume)" if r.reads["reused"] else "")
+                    + f" · {trouble or 'no source denied, failed or not found'}")]
+    return _template().render(
+        r=r, a=answer(r), stop=stop, css=Markup(CSS), head=head, service=service, hop=HOP, became=BECAME,
+        drawings=[_drawing(c.path) for c in r.claims], cited=_cited(r), first=first_citations(r),
+        values=[value_changes(c) for c in r.claims], rounds=fold_quiet(timeline_rounds(r)),
+        where=lambda e: _where(e, tz), reading_of=lambda e: metric_reading(e, tz), local=lambda at: local(at, tz),
+        what_changed=what_changed, long=long_quote, quiet_words=_quiet_words, first_line=first_line)

@@ -221,7 +221,7 @@ class _Tags(HTMLParser):
 
 TEMPLATE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table", "tr", "th", "td",
                  "code", "span", "small", "em", "strong", "div", "blockquote", "ul", "li", "svg", "rect", "text",
-                 "line", "polygon", "h4", "section", "a"}
+                 "line", "polygon", "h4", "section", "a", "dl", "dt", "dd", "details", "summary", "br", "nav"}
 
 
 def _hostile_report():  # noqa: ANN202 - a Report with hostile text in every string field

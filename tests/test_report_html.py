@@ -1,5 +1,6 @@
 """The HTML report answers first: a person who opens it sees the root cause, its anomalous path,
-the stop reason and every claim's verdict without scrolling; the evidence follows below."""
+the stop reason and every claim's verdict without scrolling; the evidence follows below, each
+piece quoted once, and the whole page is short enough to finish reading."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import REFERENCE
 
 FOLD = 900  # px: the first screen of a laptop browser window
+PAGE = 2000  # px: the whole reference report at 1280 px wide, read to the end
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def test_the_answer_and_the_verdict_table_come_before_any_evidence(written):
     bridge = " → ".join([causal.path[0].source, *[h.target for h in causal.path]])
     assert bridge in html[answer_at:answer_at + 2000]  # the bridge path, hop by hop, in the answer
     verdicts_at = html.index("id='verdicts'")
-    first_quote = html.index("<blockquote>")
+    first_quote = html.index("<li id='ev-")
     assert answer_at < verdicts_at < first_quote
     for c in report.claims:  # every claim's verdict is in the table, above the evidence
         row = html.index(f"<code>{c.id}</code>", verdicts_at)
@@ -121,3 +123,22 @@ def test_in_a_real_browser_the_root_cause_and_every_verdict_are_visible_without_
         assert c.id in visible_text and c.verdict in visible_text
     assert "<blockquote>" not in visible_text and report.stop.kind in visible_text
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_in_a_real_browser_the_whole_reference_report_is_at_most_2000_px_tall(written, tmp_path):
+    """Folded and deduplicated, not hidden: every claim, every cited evidence id and every round stays on the page."""
+    report, html_path = written
+    driver = _browser()
+    try:
+        driver.set_window_size(1280, FOLD)
+        driver.get(html_path.as_uri())
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        text = driver.execute_script("return document.body.innerText")
+    finally:
+        driver.quit()
+    assert width >= 1200, width
+    assert height <= PAGE, f"the reference report is {height} px tall at 1280 px (at most {PAGE})"
+    for c in report.claims:
+        assert c.id in text and all(e in text for e in (*c.supporting, *c.opposing))
+    assert f"{report.budgets['rounds_used']}" in text and "stop: evidence_ready" in text

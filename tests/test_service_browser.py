@@ -94,13 +94,26 @@ def test_a_person_sees_the_runs_and_a_report_with_its_verdicts_and_root_cause(se
 
     browser.find_element(By.LINK_TEXT, run_id).click()
     assert browser.current_url.endswith(f"/runs/{run_id}")
-    report = browser.find_element(By.TAG_NAME, "body").text
-    assert f"Investigation {run_id}" in report
-    assert "Why did ProfileApiLatencyHigh fire for prod/profile-api" in report
-    claims = {r.find_elements(By.TAG_NAME, "td")[0].text: r.text
-              for r in browser.find_element(By.ID, "claims").find_elements(By.TAG_NAME, "tr")[1:]}
-    assert "confirmed" in claims["causal_attribution"]
-    assert "Root cause: search-indexer (noisy_neighbour, DEP-20260819-0731)" in claims["causal_attribution"]
-    assert "Evidence" in report and "E1" in report
+    page = browser.find_element(By.TAG_NAME, "body").text
+    # the same report page as report.html: the answer first, then every claim's verdict
+    answer = browser.find_element(By.ID, "answer").text
+    assert answer.startswith("Root cause (confirmed): search-indexer — noisy neighbour"), answer
+    verdicts = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+                for r in browser.find_element(By.ID, "verdicts").find_elements(By.TAG_NAME, "tr")[1:]}
+    assert verdicts["causal_attribution"] == "confirmed", verdicts
+    assert set(verdicts.values()) <= {"confirmed", "inferred", "insufficient", "refuted"}
+    assert "Why did ProfileApiLatencyHigh fire for prod/profile-api" in page and "Timeline" in page
+    assert f"Run {run_id}: done" in browser.find_element(By.ID, "service").text
     browser.save_screenshot(str(tmp_path / "report.png"))
     assert Path(tmp_path / "report.png").stat().st_size > 10_000
+
+    # the full report it links to is the page `investigator run` writes, without the service's bar
+    browser.find_element(By.ID, "full-report").click()
+    assert browser.current_url.endswith(f"/runs/{run_id}/report.html")
+    assert browser.find_element(By.ID, "answer").text == answer
+    assert not browser.find_elements(By.ID, "service")
+    from investigator.report import Report
+    from investigator.report_html import render_html
+
+    shown = Report.model_validate_json(httpx.get(f"{served}/api/runs/{run_id}/report").text)
+    assert httpx.get(f"{served}/runs/{run_id}/report.html").text == render_html(shown)

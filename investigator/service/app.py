@@ -5,7 +5,9 @@
     GET  /api/runs/{run_id}      one run, with its root cause when it has one
     GET  /api/runs/{run_id}/report   the report (JSON, the same as `investigator show --json`)
     GET  /api/refusals           posts the door refused: status, field, what was expected (never the body)
-    GET  /                       the runs page;   GET /runs/{run_id}: the report page
+    GET  /                       the runs page
+    GET  /runs/{run_id}          the report page: the same page as report.html, under a bar with the run's state
+    GET  /runs/{run_id}/report.html  the full report as `investigator run` writes it (report.html)
     GET  /healthz
 """
 
@@ -136,7 +138,17 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def _links(run_id: str) -> dict[str, str]:
-    return {"api": f"/api/runs/{run_id}", "report": f"/api/runs/{run_id}/report", "page": f"/runs/{run_id}"}
+    return {"api": f"/api/runs/{run_id}", "report": f"/api/runs/{run_id}/report", "page": f"/runs/{run_id}",
+            "html": f"/runs/{run_id}/report.html"}
+
+
+def _service_bar(run: dict[str, Any]) -> dict[str, Any]:
+    """What the report page adds above the report: the run's state, timings and links (the full report)."""
+    took = run["seconds_to_report"]
+    return {"run_id": run["run_id"], "state": run["state"], "error": run["error"],
+            "received": (run["received_at"] or "")[:19].replace("T", " ") + " UTC",
+            "took": f"{took:.1f} s" if took is not None else "", "attempts": run["attempts"], "worker": run["worker"],
+            "full": run["links"]["html"], "json": run["links"]["report"], "api": run["links"]["api"]}
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -249,11 +261,29 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(run_id: str) -> HTMLResponse:
+        """The report page: the one renderer of report.html, under a bar with the run's state and links."""
+        from investigator.report_html import render_html
+
         try:
             row = svc.ledger.by_run(run_id)
         except RunNotFound as exc:
             return HTMLResponse(pages.get_template("missing.html").render(message=str(exc)), status_code=404)
-        rep = svc.inv.report(run_id) if svc.run_row(run_id) is not None else None
-        return HTMLResponse(pages.get_template("run.html").render(run=svc.summary(row), report=rep))
+        run = svc.summary(row)
+        if svc.run_row(run_id) is None:
+            return HTMLResponse(pages.get_template("run.html").render(run=run))
+        return HTMLResponse(render_html(svc.inv.report(run_id), service=_service_bar(run)))
+
+    @app.get("/runs/{run_id}/report.html", response_class=HTMLResponse)
+    def report_html(run_id: str) -> HTMLResponse:
+        """The full report, the same page `investigator run` writes as report.html."""
+        from investigator.report_html import render_html
+
+        try:
+            row = svc.ledger.by_run(run_id)
+        except RunNotFound as exc:
+            return HTMLResponse(pages.get_template("missing.html").render(message=str(exc)), status_code=404)
+        if svc.run_row(run_id) is None:
+            return HTMLResponse(pages.get_template("run.html").render(run=svc.summary(row)), status_code=409)
+        return HTMLResponse(render_html(svc.inv.report(run_id)))
 
     return app
