@@ -1,6 +1,6 @@
 """Cold start of the CLI's light commands: median wall and CPU (user+sys) seconds of N fresh processes.
 
-    python bench/startup.py --home WORKSPACE --run RUN_ID [--tree DIR] [--repeat 5]
+    python bench/startup.py --home WORKSPACE --run RUN_ID [--tree DIR] [--case DIR] [--repeat 5]
 
 `--tree` is a source tree to run (default: this one), so an older commit exported with
 `git archive` can be timed the same way. CPU time is the figure to compare on a shared machine:
@@ -39,11 +39,14 @@ def main() -> None:
     p.add_argument("--run", required=True, help="a run id in that workspace")
     p.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent), help="source tree to time")
     p.add_argument("--repeat", type=int, default=5, help="processes per command")
+    p.add_argument("--case", default=str(Path(__file__).resolve().parent.parent / "cases" / "ALR-20260429-017"),
+                   help="the case `validate` checks")
     args = p.parse_args()
     home = str(Path(args.home).resolve())
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.repeat} runs each, median")
     for cmd in (["--help"], ["--version"], ["runs"], ["show", args.run], ["show", args.run, "--json"],
-                ["history", args.run]):
+                ["history", args.run], ["grant", args.run, "--group", "sre-oncall"],
+                ["validate", str(Path(args.case).resolve())]):
         wall, cpu, rc = measure(Path(args.tree), ["--home", home, *cmd], args.repeat)
         print(f"{' '.join(cmd):<28} wall {wall:5.2f} s  cpu {cpu:5.2f} s  (exit {rc})")
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from state import Frozen, stable_id
 from state.case import Principal
 from state.sources import Manifest
 from tools.corpus import load_manifest
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where a RowScope is built: `show` and `grant` re-check access without it
 
 
 class AccessSnapshot(Frozen):
@@ -96,6 +98,8 @@ class RowScope:
     that narrow it further take a copy)."""
 
     def __init__(self, source_ids: Sequence[str] | np.ndarray, environments: Sequence[str] | np.ndarray) -> None:
+        import numpy as np
+
         src = np.asarray(source_ids, dtype=object).astype(str)
         env = np.asarray(environments, dtype=object).astype(str)
         if src.size:
@@ -112,6 +116,8 @@ class RowScope:
         """Rows of sources the principal may read now, in `environment` or `*` (read-only: copy to narrow)."""
         key = (access.watermark, environment)
         if self._key != key:
+            import numpy as np
+
             readable = access.readable()
             ok = np.fromiter((s in readable for s in self.sources), dtype=bool, count=len(self.sources))
             in_env = np.isin(self.env_values, [environment, "*"])

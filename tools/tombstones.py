@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
 from state.errors import IndexMissing
 
 __all__ = ["tombstoned"]
@@ -20,6 +18,8 @@ def tombstoned(path: Path) -> set[str]:
     an error, never "nothing deleted" (a rebuild would bring its deleted sources back)."""
     if not Path(path).exists():
         return set()
+    import duckdb  # only when there is an index to read
+
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
