@@ -179,7 +179,7 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
             try:
                 cite, facts = read_facts(doc, hit, where[0], where[1], reg, deps.profile, deps.case)
                 rec = rec.model_copy(update={"start": cite.start, "end": cite.end})
-            except Exception as exc:  # a source that parses but cannot be read as its kind: a failed read, named
+            except Exception as exc:  # noqa: BLE001 - a source that parses but cannot be read as its kind: a failed read, named
                 rec = rec.model_copy(update={"outcome": "failed", "detail": f"could not derive facts ({type(exc).__name__})"})
         # a read is one source version opened in one round: further regions of it that the round
         # needs (a second series of one export, a second pod of one listing, the same section asked

@@ -66,7 +66,7 @@ def recheck(deps: Deps, round_: int) -> Recheck:
         entry = entries.get(ev.source_id)
         try:
             doc = load_source(deps.case_dir, entry, deps.reader.ctx) if entry is not None else None
-        except Exception:  # unreadable now: whatever it said cannot be vouched for
+        except Exception:  # noqa: BLE001 - unreadable now, for any reason: whatever it said cannot be vouched for
             doc = None
         if doc is not None and doc.set_aside is not None:
             doc = None  # an editable page broken since: left out of the case, so of the evidence

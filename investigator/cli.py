@@ -635,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the last resort: any failure becomes one line and an exit code
         from investigator.failures import describe, redacted_traceback, store_error
 
         if os.environ.get("INVESTIGATOR_TRACEBACK"):  # the frames, never a value from a source

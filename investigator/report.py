@@ -207,7 +207,7 @@ def _fact_words(ev: Evidence) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))[:12]
 
 
-def _instruction(ev: Evidence, injection: Any) -> str:  # noqa: ANN401 - a compiled pattern
+def _instruction(ev: Evidence, injection: Any) -> str:
     """The first words of the evidence that try to instruct the investigator, if any."""
     found = next((f.phrase for f in ev.facts if f.kind == "injection"), "")
     if found:
@@ -216,7 +216,7 @@ def _instruction(ev: Evidence, injection: Any) -> str:  # noqa: ANN401 - a compi
     return m.group(0) if m else ""
 
 
-def _view(ev: Evidence, injection: Any, withheld: str = "") -> EvidenceView:  # noqa: ANN401
+def _view(ev: Evidence, injection: Any, withheld: str = "") -> EvidenceView:
     if withheld:  # ids and provenance only: nothing the source says
         return EvidenceView(id=ev.id, kind=ev.kind, source_id=ev.source_id, source_kind=ev.source_kind,
                             version=ev.version, span=None, trust=ev.trust, read_at=ev.read_at, watermark=ev.watermark,
@@ -430,7 +430,7 @@ class _ChangeLookup:
     """The changes the run's readable evidence establishes, as the deciders see them (a deployment merged
     with the config snapshots it installed, a diff of two snapshots), built only when a cause asks."""
 
-    def __init__(self, case: Case, profile: Any, evidence: list[Evidence], steps: list[Logged]) -> None:  # noqa: ANN401
+    def __init__(self, case: Case, profile: Any, evidence: list[Evidence], steps: list[Logged]) -> None:
         self._args = (case, profile, evidence, steps)
         self._changes: list[Any] | None = None
 
@@ -492,7 +492,7 @@ def _quote(text: str, limit: int = 240) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-def _ev_line(ev: EvidenceView, tz: Any = UTC, quoted_in: str = "") -> str:  # noqa: ANN401 - a tzinfo
+def _ev_line(ev: EvidenceView, tz: Any = UTC, quoted_in: str = "") -> str:
     """An evidence item: quoted in full where it is first cited, a reference back to that quote after."""
     label = f" **[{ev.label}]**" if ev.label else ""
     if quoted_in:
@@ -560,7 +560,7 @@ def _permission_lines(r: Report) -> list[str]:
     return lines
 
 
-def signal_words(sig: SignalFact, tz: Any = UTC) -> str:  # noqa: ANN401 - a tzinfo
+def signal_words(sig: SignalFact, tz: Any = UTC) -> str:
     """One line for a signal: what it is, whether it departed, since when (in `tz`), by how much."""
     return _signal_words(sig, tz)
 

@@ -148,7 +148,7 @@ TEMPLATE = """<!doctype html><html lang='en'><head><meta charset='utf-8'><title>
 
 
 @cache
-def _template() -> Any:  # noqa: ANN401 - jinja2.Template
+def _template() -> Any:
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=False, lstrip_blocks=False)
     return env.from_string(TEMPLATE)
 
@@ -172,7 +172,7 @@ def _drawing(hops: tuple[Hop, ...]) -> dict[str, Any] | None:
             "ty": 10 + h / 2 + 5, "my": 10 + h / 2, "nodes": nodes}
 
 
-def _where(e: Any, tz: tzinfo) -> str:  # noqa: ANN401 - EvidenceView
+def _where(e: Any, tz: tzinfo) -> str:
     where = f"{e.source_id}@{e.version} [{e.span.start}:{e.span.end}]" if e.span else (
         f"{e.source_id}@{e.version}" if e.withheld else f"from the case ({e.trust})")
     for sig in e.signals[:2]:

@@ -90,7 +90,7 @@ def metric_reading(e: EvidenceView, tz: tzinfo) -> str:
                      for at, value in (p for p in points if p is not None))
 
 
-def signal_words(sig: Any, tz: tzinfo = UTC) -> str:  # noqa: ANN401 - a SignalFact
+def signal_words(sig: Any, tz: tzinfo = UTC) -> str:
     """One line for a signal: what it is, whether it departed, since when (in the case's zone), by how much."""
     if not sig.decidable:
         return f"{sig.entity} {sig.name}: cannot decide ({sig.note})"
@@ -169,7 +169,7 @@ _KIND: Final = {"config_push": "config push", "feature_flag": "feature flag", "c
                  "dns": "DNS change", "infrastructure": "infrastructure change", "other": "change"}
 
 
-def _from_to(v: Any) -> str:  # noqa: ANN401 - a ValueChange
+def _from_to(v: Any) -> str:
     return (f"{v.what} from {v.old if v.old is not None else '(unset)'} to "
             f"{v.new if v.new is not None else '(unset)'}")
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphs.build import build_graph
 from graphs.deps import CrashPoint, Deps
@@ -48,6 +48,9 @@ from tools.index import (
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
 from tools.retrieval import RetrievalTool
+
+if TYPE_CHECKING:
+    from tools.graph.casegraph import GraphBuildInfo
 
 RETRIEVAL_TOOLS = ("basic", "graph")
 
@@ -143,14 +146,14 @@ class Investigator(Workspace):
     def graph_dir(self, case: Case, case_dir: Path) -> Path:
         return self.settings.index_dir(case.id, case_dir) / "graph"
 
-    def index_graph(self, case_dir: Path, *, force: bool = False):  # noqa: ANN201 - GraphBuildInfo | None
+    def index_graph(self, case_dir: Path, *, force: bool = False) -> GraphBuildInfo | None:
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
         case, docs = self._load(case_dir)
         extractor = EntityExtractor.from_sources(docs, parse_context(case, Path(case_dir)).profile)
         return self._ensure_graph(case, Path(case_dir), docs, extractor, force=force)
 
     def _ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
-                      force: bool = False):  # noqa: ANN202 - GraphBuildInfo | None
+                      force: bool = False) -> GraphBuildInfo | None:
         from tools.graph import build_case_graph, graph_is_fresh, readerships
         from tools.graph.external import import_graph, imported_from
 
@@ -172,7 +175,7 @@ class Investigator(Workspace):
             self.progress(f"building the GraphRAG index of {case.id}")
             return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress, readerships=readers)
 
-    def import_graph(self, case_dir: Path, src: Path):  # noqa: ANN201 - GraphBuildInfo
+    def import_graph(self, case_dir: Path, src: Path) -> GraphBuildInfo:
         """Use a graphrag output folder (built from the case's chunks) as the case's graph index."""
         from tools.graph.external import import_graph
 

@@ -147,7 +147,7 @@ TOKENS = st.sampled_from(["", CANARY, "-", ":", "=", "{", "[", "\"", "0", "-1", 
                           "2026-13-45T99:99:99Z", "<none>", "\t", "\x00", "é", "REVISION", "NAME", "Events:", "---"])
 
 
-def _paths(node, prefix=()):  # noqa: ANN001, ANN202
+def _paths(node, prefix=()):
     yield prefix
     if isinstance(node, dict):
         for k, v in node.items():
@@ -158,7 +158,7 @@ def _paths(node, prefix=()):  # noqa: ANN001, ANN202
 
 
 @st.composite
-def mutated_value(draw, value):  # noqa: ANN001, ANN201
+def mutated_value(draw, value):
     """1–3 edits at random places of a JSON/YAML value: replace, drop, duplicate, add a key."""
     data = copy.deepcopy(value)
     for _ in range(draw(st.integers(1, 3))):
@@ -184,7 +184,7 @@ def mutated_value(draw, value):  # noqa: ANN001, ANN201
 
 
 @st.composite
-def mutated_text(draw, text):  # noqa: ANN001, ANN201
+def mutated_text(draw, text):
     """1–3 line edits: drop, duplicate, swap, cut, or put a token in place of a word or character."""
     lines = text.splitlines(keepends=True) or [""]
     for _ in range(draw(st.integers(1, 3))):
@@ -210,11 +210,11 @@ def mutated_text(draw, text):  # noqa: ANN001, ANN201
     return "".join(lines)
 
 
-def _dump_yaml(value) -> str:  # noqa: ANN001
+def _dump_yaml(value) -> str:
     return yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
 
 
-def _dump_yaml_docs(value) -> str:  # noqa: ANN001
+def _dump_yaml_docs(value) -> str:
     """Documents stay documents (`---` between them); a mutation that made the list something else is one."""
     return yaml.safe_dump_all(value, sort_keys=False, allow_unicode=True) if isinstance(value, list) else _dump_yaml(value)
 
@@ -336,7 +336,7 @@ def test_malformed_helm_history_json_is_refused_naming_the_file(tmp_path, revisi
 
 # --- a container of another shape is refused, never read as empty ----------------------------
 
-def _load(tmp_path: Path, kind: str, fmt: str, name: str, text: str):  # noqa: ANN202
+def _load(tmp_path: Path, kind: str, fmt: str, name: str, text: str):
     (tmp_path / "sources").mkdir(exist_ok=True)
     (tmp_path / "sources" / name).write_text(text)
     entry = SourceEntry(id="s", path=f"sources/{name}", kind=kind, format=fmt, groups=("finance",), service="svc",
@@ -344,11 +344,11 @@ def _load(tmp_path: Path, kind: str, fmt: str, name: str, text: str):  # noqa: A
     return load_source(tmp_path, entry, ParseContext(default_profile(), 2026))
 
 
-def _as_json(build):  # noqa: ANN001, ANN202
+def _as_json(build):
     return lambda v: json.dumps(build(v))
 
 
-def _as_yaml(build):  # noqa: ANN001, ANN202
+def _as_yaml(build):
     return lambda v: _dump_yaml(build(v))
 
 

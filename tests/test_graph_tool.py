@@ -328,18 +328,18 @@ def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
     prompts: list[str] = []
 
     class ScriptedReports(LLMCompletion):
-        def __init__(self, *, model_config, tokenizer, metrics_store, **_):  # noqa: ANN001, ANN003
+        def __init__(self, *, model_config, tokenizer, metrics_store, **_):
             self._tokenizer, self._metrics_store = tokenizer, metrics_store
 
         @property
-        def metrics_store(self):  # noqa: ANN201
+        def metrics_store(self):
             return self._metrics_store
 
         @property
-        def tokenizer(self):  # noqa: ANN201
+        def tokenizer(self):
             return self._tokenizer
 
-        def completion(self, /, **kwargs):  # noqa: ANN003, ANN201
+        def completion(self, /, **kwargs):
             from graphrag.index.operations.summarize_communities.community_reports_extractor import (
                 CommunityReportResponse,
             )
@@ -350,7 +350,7 @@ def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
             resp.formatted_response = report
             return resp
 
-        async def completion_async(self, /, **kwargs):  # noqa: ANN003, ANN201
+        async def completion_async(self, /, **kwargs):
             return self.completion(**kwargs)
 
     register_completion("scripted-reports", ScriptedReports)

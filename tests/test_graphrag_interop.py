@@ -126,7 +126,7 @@ def test_an_exported_graphrag_output_becomes_the_graph_tool_index(built, index_r
     assert manifest["import"]["dropped"] == 0
     assert imported_from(inv.graph_dir(inv.validate(REFERENCE), REFERENCE)) == str(src.resolve())
 
-    def no_build(*_a, **_k):  # noqa: ANN002, ANN003
+    def no_build(*_a, **_k):
         raise AssertionError("the imported graph was replaced by a build")
 
     monkeypatch.setattr(casegraph, "build_case_graph", no_build)

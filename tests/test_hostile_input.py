@@ -57,7 +57,7 @@ def tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def edit(case_dir: Path, name: str, change) -> None:  # noqa: ANN001
+def edit(case_dir: Path, name: str, change) -> None:
     path = case_dir / name
     data = yaml.safe_load(path.read_text())
     change(data)
@@ -399,21 +399,21 @@ def test_a_yaml_scalar_python_cannot_build_is_a_yaml_error_at_its_line(sandbox, 
 
 # --- errors never quote what the principal may not read ---------------------------------------
 
-def _security_note(mod):  # noqa: ANN001, ANN202
+def _security_note(mod):
     def apply(case: Path) -> None:
         p = case / SECURITY_NOTE
         p.write_text(mod(p.read_text()))
     return apply
 
 
-def _finance_csv(csv: str, meta: str):  # noqa: ANN202
+def _finance_csv(csv: str, meta: str):
     def apply(case: Path) -> None:
         add_source(case, {"id": "fin-costs", "path": "sources/metrics/fin.csv", "kind": "metric", "groups": ["finance"]},
                    {"sources/metrics/fin.csv": csv, "sources/metrics/fin.csv.meta.yaml": meta})
     return apply
 
 
-def _finance_file(kind: str, fmt: str, name: str, content: str):  # noqa: ANN202
+def _finance_file(kind: str, fmt: str, name: str, content: str):
     def apply(case: Path) -> None:
         add_source(case, {"id": "fin-file", "path": f"sources/{name}", "kind": kind, "format": fmt, "groups": ["finance"]},
                    {f"sources/{name}": content})
@@ -474,7 +474,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=
                       max_leaves=6)
 
 
-def _paths(node, prefix=()):  # noqa: ANN001, ANN202
+def _paths(node, prefix=()):
     yield prefix
     if isinstance(node, dict):
         for k, v in node.items():
@@ -484,7 +484,7 @@ def _paths(node, prefix=()):  # noqa: ANN001, ANN202
             yield from _paths(v, (*prefix, i))
 
 
-def _apply(data, path, op, value):  # noqa: ANN001, ANN202
+def _apply(data, path, op, value):
     """Mutate data at path: replace the value, drop it, duplicate a list item, or add a field beside it."""
     if not path:
         return value if op == "replace" else data
@@ -511,7 +511,7 @@ FUZZ_SOURCES = ["order-service-runbook-v3", "order-service-security-review-2026q
 
 
 @st.composite
-def mutated_case(draw):  # noqa: ANN001, ANN201
+def mutated_case(draw):
     import copy
 
     case = copy.deepcopy(BASE_CASE)
@@ -582,7 +582,7 @@ def test_fuzzed_case_files_are_accepted_or_refused_cleanly_and_nothing_is_writte
     @settings(max_examples=300, deadline=None, derandomize=True, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(mutated_case())
-    def check(example):  # noqa: ANN001, ANN202
+    def check(example):
         _target, texts = example
         case = _fuzz_case_folder(root, next(counter), texts)
         before = tree(root)

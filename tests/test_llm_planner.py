@@ -29,7 +29,7 @@ class Recording(FakeMessagesListChatModel):
 
     prompts: list = []
 
-    def invoke(self, messages, *a, **kw):  # noqa: ANN001, ANN002, ANN003
+    def invoke(self, messages, *a, **kw):
         self.prompts.append(messages)
         return super().invoke(messages, *a, **kw)
 
@@ -78,7 +78,7 @@ class Endpoint:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.calls += 1
                 outer.auth.add(self.headers.get("Authorization", ""))
@@ -98,7 +98,7 @@ class Endpoint:
                 except OSError:  # the client gave up (timeout)
                     pass
 
-            def log_message(self, *_a) -> None:  # noqa: ANN002
+            def log_message(self, *_a) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -109,7 +109,7 @@ class Endpoint:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
-    def __exit__(self, *_a) -> None:  # noqa: ANN002
+    def __exit__(self, *_a) -> None:
         self.server.shutdown()
         self.server.server_close()
 

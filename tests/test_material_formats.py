@@ -16,7 +16,7 @@ from tools.formats import catalogs, ledgers
 UTC = timezone.utc
 
 
-def _cites(text: str, ch) -> None:  # noqa: ANN001
+def _cites(text: str, ch) -> None:
     assert 0 <= ch.start < ch.end <= len(text)
     assert text[ch.start:ch.end].strip()
 

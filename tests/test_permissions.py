@@ -214,7 +214,7 @@ class _Tags(HTMLParser):
         self.tags: set[str] = set()
         self.handlers: list[str] = []
 
-    def handle_starttag(self, tag, attrs):  # noqa: ANN001, ANN201
+    def handle_starttag(self, tag, attrs):
         self.tags.add(tag)
         self.handlers += [k for k, _v in attrs if k.lower().startswith("on")]
 
@@ -224,7 +224,7 @@ TEMPLATE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "
                  "line", "polygon", "h4", "section", "a", "dl", "dt", "dd", "details", "summary", "br", "nav"}
 
 
-def _hostile_report():  # noqa: ANN202 - a Report with hostile text in every string field
+def _hostile_report():
     from datetime import datetime, timezone
 
     from investigator.report import ClaimView, DeniedSource, EvidenceView, GrantView, Report

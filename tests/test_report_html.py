@@ -76,7 +76,7 @@ def _minimal() -> dict:
             "claims": [], "evidence": [], "revoked": [], "timeline": []}
 
 
-def _browser():  # noqa: ANN202 - a selenium Chrome driver on Debian's chromium, or a skip naming what is missing
+def _browser():
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_bin = shutil.which("chromedriver")

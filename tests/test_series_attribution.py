@@ -34,7 +34,7 @@ def _catalog(tmp_path, *names: tuple[str, str]):
                                              groups=("ops",)), ParseContext(P))
 
 
-def _minutes(start: float, end: float, value) -> list[tuple[float, float]]:  # noqa: ANN001
+def _minutes(start: float, end: float, value) -> list[tuple[float, float]]:
     out = []
     m = start
     while m <= end:

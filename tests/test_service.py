@@ -287,7 +287,7 @@ def test_two_services_in_one_process_each_run_their_own_jobs_and_a_poison_job_is
     from investigator.service.ledger import AlertRow
     from investigator.service.queue import MAX_DELIVERIES
 
-    def poison_job_fails(settings) -> dict:  # noqa: ANN001 - a job that killed its worker every time
+    def poison_job_fails(settings) -> dict:
         with TestClient(create_app(settings, in_process_worker=False)) as client:
             run_id = client.post("/api/alerts", json=webhook()).json()["alerts"][0]["run_id"]
             with client.app.state.service.ledger.engine.begin() as c:

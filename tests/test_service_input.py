@@ -33,12 +33,12 @@ def client(settings):
         yield c
 
 
-def post(client: TestClient, body: bytes | str | dict, **headers: str):  # noqa: ANN201
+def post(client: TestClient, body: bytes | str | dict, **headers: str):
     content = json.dumps(body) if isinstance(body, dict) else body
     return client.post("/api/alerts", content=content, headers={"content-type": "application/json", **headers})
 
 
-def refused(got, status: int, field: str, says: str = "") -> None:  # noqa: ANN001
+def refused(got, status: int, field: str, says: str = "") -> None:
     assert got.status_code == status, got.text
     assert got.json()["field"] == field and says in got.json()["error"], got.text
 
@@ -179,7 +179,7 @@ def test_a_query_parameter_out_of_range_is_422_not_a_500(client):
 
 # --- a job that cannot succeed -------------------------------------------------------------------
 
-def _one_job(settings, alert) -> dict:  # noqa: ANN001 - publish one admitted alert, wait for its end
+def _one_job(settings, alert) -> dict:
     with TestClient(create_app(settings)) as c:
         svc = c.app.state.service
         row, _new = svc.ledger.admit(alert, SERVICE)
@@ -208,7 +208,7 @@ def test_a_job_that_fails_the_same_way_every_time_is_not_retried(settings, monke
     at once, naming the error and where it came from — never its message, which may quote a source."""
     from investigator.service import work
 
-    def overflow(self, key, worker):  # noqa: ANN001, ANN202
+    def overflow(self, key, worker):
         self.ledger.begin(key, worker)
         raise OverflowError("date value out of range: CANARY-from-a-source")
 

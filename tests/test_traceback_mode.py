@@ -39,7 +39,7 @@ def case(tmp_path: Path) -> Path:
     return dst
 
 
-def _buggy_parser(text: str):  # noqa: ANN202 - a parser bug that quotes its input, chained and with a note
+def _buggy_parser(text: str):
     secret = text  # a local holding the content
     try:
         raise KeyError(secret)
@@ -49,7 +49,7 @@ def _buggy_parser(text: str):  # noqa: ANN202 - a parser bug that quotes its inp
         raise err from inner
 
 
-def run(case: Path, monkeypatch, traceback_mode: bool) -> tuple[int, str]:  # noqa: ANN001
+def run(case: Path, monkeypatch, traceback_mode: bool) -> tuple[int, str]:
     import tools.formats.k8s as k8s
 
     monkeypatch.setattr(k8s, "parse_pods_json", _buggy_parser)

@@ -28,7 +28,7 @@ def case(tmp_path: Path) -> Path:
     return dst
 
 
-def edit(case_dir: Path, name: str, change) -> None:  # noqa: ANN001
+def edit(case_dir: Path, name: str, change) -> None:
     path = case_dir / name
     data = yaml.safe_load(path.read_text())
     change(data)

@@ -107,7 +107,7 @@ def _export_fused(src: Path, out: Path, tmp: Path) -> None:
             super().__init__()
             self.m = m
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
+        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202
             return self.m(input_ids=input_ids, attention_mask=attention_mask,
                           token_type_ids=token_type_ids).last_hidden_state
 
@@ -181,7 +181,7 @@ class OnnxMiniLMEmbedder:
             out[idx] = self._encode([encs[i] for i in idx], int(lengths[idx].max()))
         return out
 
-    def _encode(self, encs: list, width: int) -> np.ndarray:  # noqa: ANN001
+    def _encode(self, encs: list, width: int) -> np.ndarray:
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros((len(encs), width), dtype=np.int64)
         types = np.zeros((len(encs), width), dtype=np.int64)

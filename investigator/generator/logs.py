@@ -43,7 +43,7 @@ def _ms(v: float) -> str:
 
 
 class _Gen:
-    def __init__(self, sc: Scenario, plan: Plan, spec: LogSpec):
+    def __init__(self, sc: Scenario, plan: Plan, spec: LogSpec) -> None:
         self.sc, self.plan, self.spec = sc, plan, spec
         self.r = sc.rng
         self.x = spec.entity

@@ -7,7 +7,7 @@ entity name; a relation sentence appears only where the scenario puts a hop in p
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from . import vocab
 from .bundle import Bundle, Source, iso_offset, yq
@@ -27,7 +27,7 @@ def applies_pattern(version: str) -> str:
     return f"{parts[0]}.{parts[1]}.*"
 
 
-def _front(sc: Scenario, *, doc_id: str, title: str, version: str, service: str, owner: str, updated, status: str,
+def _front(sc: Scenario, *, doc_id: str, title: str, version: str, service: str, owner: str, updated: datetime, status: str,
            lang: str, supersedes: str | None = None, applies: list[str] | None = None, groups: list[str] | None = None) -> str:
     lines = ["---", f"doc_id: {doc_id}", f"title: {yq(title)}", f"version: {yq(version)}", f"service: {yq(service)}",
              f"environment: {sc.env}", f"owner: {owner}", f"updated_at: {iso_offset(updated)}", f"status: {status}"]

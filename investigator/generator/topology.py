@@ -47,7 +47,7 @@ class Topology:
 class _Names:
     """Unique names from stems and suffixes, in a seeded order."""
 
-    def __init__(self, rng: random.Random, domain: str):
+    def __init__(self, rng: random.Random, domain: str) -> None:
         self.rng = rng
         self.stems = list(vocab.DOMAINS[domain])
         rng.shuffle(self.stems)

@@ -35,7 +35,7 @@ class _Span:
     __slots__ = ("trace", "span", "parent", "service", "name", "kind", "start", "end", "attrs")
 
     def __init__(self, trace: str, span: str, parent: str, service: str, name: str, kind: str,
-                 start: datetime, end: datetime, attrs: dict[str, str]):
+                 start: datetime, end: datetime, attrs: dict[str, str]) -> None:
         self.trace, self.span, self.parent, self.service = trace, span, parent, service
         self.name, self.kind, self.start, self.end, self.attrs = name, kind, start, end, attrs
 

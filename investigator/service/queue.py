@@ -111,7 +111,7 @@ def make_celery(settings: ServiceSettings) -> Celery:
         except SoftTimeLimitExceeded:
             work.ledger.finish(key, worker, error=f"timed out after {settings.task_time_limit:g} s")
             return "failed"
-        except Exception as exc:  # noqa: BLE001 - the engine's retry policy, then failed
+        except Exception as exc:
             if self.request.retries >= settings.task_retries:
                 work.ledger.finish(key, worker, error=describe(exc))
                 return "failed"

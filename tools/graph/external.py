@@ -89,7 +89,7 @@ def check_output(src: Path) -> dict[str, int]:
                               f"({', '.join(t + '.parquet' for t in REQUIRED)})")
         try:
             meta = pq.ParquetFile(path)
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same user error
+        except Exception as exc:  # any unreadable file is the same user error (re-raised as one)
             raise ConfigError(f"{where}: {name}.parquet: not a readable parquet table ({type(exc).__name__})") from exc
         missing = [c for c in cols if c not in meta.schema_arrow.names]
         if missing:
