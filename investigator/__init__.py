@@ -24,11 +24,11 @@ _EXPORTS = {
     "validate_case": "runtime",
     "Workspace": "workspace",
     "Settings": "config",
-    "Report": "report",
+    "Report": "report_model",
     "build_report": "report",
-    "write_report": "report",
-    "render_markdown": "report",
-    "report_json_schema": "report",
+    "write_report": "report_files",
+    "render_markdown": "report_md",
+    "report_json_schema": "report_model",
     "generate": "generator",
 }
 

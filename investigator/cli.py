@@ -112,7 +112,7 @@ def update_line(chunk: dict, round_: int) -> tuple[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from investigator.report import check_out_folder
+    from investigator.report_files import check_out_folder
     from investigator.runtime import RunResult
 
     out = Path(args.out) if args.out else None
@@ -142,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from investigator.report import check_out_folder
+    from investigator.report_files import check_out_folder
 
     if args.out:
         check_out_folder(Path(args.out))
@@ -306,7 +306,7 @@ def cmd_grant(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
 
     report = _inv(args).report(args.run_id)  # access re-checked now: unreadable evidence is withheld
     print(report.to_json() if args.json else render_markdown(report))

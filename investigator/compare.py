@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from investigator.evaluate import score
-from investigator.report import render_markdown
+from investigator.report_md import render_markdown
 from state.expected import load_expected
 from tools.index import last_build
 

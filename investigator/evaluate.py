@@ -24,7 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from investigator.report import Report, render_markdown
+from investigator.report import Report
+
+from investigator.report_md import render_markdown
 from state import Frozen, content_hash
 from state.expected import Expected, load_expected
 from state.progress import duration

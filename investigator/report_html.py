@@ -17,7 +17,9 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 from markupsafe import Markup
 
-from investigator.report import Report, answer, signal_words, stop_words
+from investigator.report_model import Report
+
+from investigator.report_md import answer, signal_words, stop_words
 from investigator.report_words import (
     BECAME, HOP, first_citations, fold_quiet, first_line, local, long_quote, metric_reading, timeline_rounds, value_changes,
     what_changed, zone,

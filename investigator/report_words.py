@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from investigator.report import ClaimView, EvidenceView, Report
+    from investigator.report_model import ClaimView, EvidenceView, Report
 
 HOP: Final = "→"
 """The next hop along a path, or a stated relation from one entity to another."""

@@ -26,7 +26,8 @@ from investigator.failures import describe, store_error
 from investigator.loading import (
     load_case_and_all_sources, parse_context, validate_case,
 )
-from investigator.report import Report, write_report
+from investigator.report import Report
+from investigator.report_files import write_report
 from investigator.workspace import Workspace, _tombstones
 from state import Frozen, checked_name, content_hash
 from state.case import Case, load_case

@@ -115,7 +115,8 @@ def test_an_editable_page_with_broken_front_matter_is_left_out_and_the_case_goes
 def test_a_run_names_the_page_it_left_out_in_its_report(case_copy, make_investigator):
     """Whoever reads the answer learns that a page was not considered, and why, without rerunning
     `validate`: report.json, report.md and report.html name it with its problem; nothing of it is cited."""
-    from investigator.report import Report, render_markdown
+    from investigator.report import Report
+    from investigator.report_md import render_markdown
     from investigator.report_html import render_html
 
     path = case_copy / WIKI

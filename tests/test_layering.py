@@ -53,3 +53,38 @@ def test_the_runtime_names_no_case_service_key_or_alert():
             text = path.read_text()
             found = sorted(n for n in names if n in text)
             assert not found, f"{path.relative_to(ROOT)} names case-specific {found}"
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """Each module of ours -> the modules of ours it imports (anywhere in it, type-checking blocks
+    and function bodies included; `from . import x` counts as importing the module `x`)."""
+    mods: dict[str, Path] = {}
+    for layer in LAYERS:
+        for p in (ROOT / layer).rglob("*.py"):
+            name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
+            mods[name.removesuffix(".__init__")] = p
+    edges: dict[str, set[str]] = {}
+    for name, p in mods.items():
+        package = name if p.name == "__init__.py" else name.rpartition(".")[0]
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in mods)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    out.add(sub if sub in mods else base)
+        edges[name] = {m for m in out if m in mods and m != name}
+    return edges
+
+
+def test_no_module_imports_one_that_imports_it_back_even_for_type_checking():
+    import networkx as nx
+
+    graph = nx.DiGraph([(a, b) for a, targets in _module_imports().items() for b in targets])
+    circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not circles, f"import circles: {circles}"

@@ -125,7 +125,8 @@ def closed_port() -> int:
 
 def test_the_models_choices_and_token_use_are_in_the_report_and_the_checkpoint(make_investigator, tmp_path):
     from investigator.checkpoints import open_checkpointer
-    from investigator.report import render_markdown, write_report
+    from investigator.report_md import render_markdown
+    from investigator.report_files import write_report
 
     answer = AIMessage(content='{"choice": 2, "why": "the second gap narrows the path"}',
                        usage_metadata={"input_tokens": 90, "output_tokens": 10, "total_tokens": 100})

@@ -115,7 +115,7 @@ def test_a_read_only_workspace_still_lists_shows_and_tells_the_history_of_its_ru
 def test_report_md_carries_raw_html_from_case_text_as_text(make_investigator, tmp_path):
     import yaml
 
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
 
     case = tmp_path / "case"
     shutil.copytree(REFERENCE, case)

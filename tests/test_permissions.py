@@ -106,7 +106,7 @@ def test_a_verified_note_naming_a_decoy_key_cannot_confirm_it_and_the_true_chain
     flagged = [e for e in r.evidence if e.source_id == "dependency-client-upgrade-review" and e.instruction]
     assert flagged, [(e.id, e.span.quote if e.span else "") for e in r.evidence
                      if e.source_id == "dependency-client-upgrade-review"]
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
     from investigator.report_html import render_html
 
     md, html = render_markdown(r), render_html(r)
@@ -155,7 +155,7 @@ def test_resume_revokes_evidence_of_a_source_deleted_since_and_never_confirms_on
     rechecks = [s.step.recheck for s in inv.store.steps(done.run_id) if isinstance(s.step, ResumeStep)]
     assert {e.id for e in from_doc} <= set(rechecks[-1].tombstoned)
     quotes = [e.span.quote for e in from_doc]
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
 
     for quote in quotes:
         assert quote not in after.to_json() and quote not in render_markdown(after)
@@ -304,7 +304,7 @@ def test_resume_before_grant_stays_paused_spends_nothing_and_a_grant_is_audited(
     denied = {d.source_id: d for d in paused.denied}
     assert denied["DNS-20261103-0042"].groups == ("netops",)
     assert "causal_attribution" in denied["DNS-20261103-0042"].needed_for
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
 
     assert "`investigator grant run_1103_058 --group netops`" in render_markdown(paused)
 

@@ -101,7 +101,8 @@ def test_the_alert_figure_is_never_confirmation_on_its_own(reference_run):
 
 
 def test_historical_and_untrusted_sources_are_labelled_where_they_appear(reference_run):
-    from investigator.report import EvidenceView, _ev_line
+    from investigator.report import EvidenceView
+    from investigator.report_md import _ev_line
 
     _inv, result, _out = reference_run
     for ev in result.report.evidence:

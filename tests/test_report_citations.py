@@ -65,7 +65,7 @@ def test_a_claim_whose_evidence_is_gone_is_not_shown_confirmed(tmp_path):
 
 
 def test_no_rendering_shows_a_confirmed_claim_without_evidence(tmp_path):
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
     from investigator.report_html import render_html
 
     r = _report(tmp_path, [_confirmed("causal_attribution", ())], [])

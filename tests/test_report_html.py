@@ -46,7 +46,7 @@ def test_the_answer_and_the_verdict_table_come_before_any_evidence(written):
 
 
 def test_the_markdown_report_opens_with_the_same_answer(written):
-    from investigator.report import answer, render_markdown
+    from investigator.report_md import answer, render_markdown
 
     report, _ = written
     md = render_markdown(report)
@@ -54,7 +54,8 @@ def test_the_markdown_report_opens_with_the_same_answer(written):
 
 
 def test_a_report_without_a_root_cause_says_why_at_the_top():
-    from investigator.report import ClaimView, Report, answer
+    from investigator.report import ClaimView, Report
+    from investigator.report_md import answer
 
     claim = ClaimView(id="cause", kind="causal_chain", statement="s", verdict="insufficient", state="open", rule="r",
                       supporting=(), opposing=(), conflicts=(), path=(), proposed_by=(), scope="subject", history=(),

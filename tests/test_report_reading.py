@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from investigator.report import ClaimView, EvidenceView, Report, ValueChange, answer, render_markdown
+from investigator.report import ClaimView, EvidenceView, Report, ValueChange
+
+from investigator.report_md import answer, render_markdown
 from investigator.report_html import render_html
 from investigator.report_words import BECAME, HOP, metric_reading, verdict_changes, what_changed, zone
 from state.claims import Hop, RootCause

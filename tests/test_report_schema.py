@@ -14,7 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 import investigator
-from investigator.report import SCHEMA, Report, report_json_schema, write_report
+from investigator.report import SCHEMA, Report, report_json_schema
+from investigator.report_files import write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "docs" / "report.schema.json"

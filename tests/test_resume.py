@@ -89,7 +89,7 @@ def test_evidence_revoked_before_a_resume_is_withdrawn_and_its_claim_reopens(
     assert len(causal.history) >= 2, "history keeps the earlier decisions"
     shown = after.to_json() + "".join(s.model_dump_json() for s in inv.store.steps(paused.run_id)) + "\n".join(messages)
     shown += capsys.readouterr().err
-    from investigator.report import render_markdown
+    from investigator.report_md import render_markdown
     shown += render_markdown(after)
     for quote in secret_quotes:
         assert quote not in shown

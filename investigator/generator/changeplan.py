@@ -12,7 +12,7 @@ from .model import Change, onset_of
 from .topology import bump, unbump
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .incident import Scenario
 
 
 def _ceil5(minutes: float) -> int:

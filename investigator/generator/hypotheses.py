@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .model import Hypothesis
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .incident import Scenario
 
 
 # -- hypotheses -----------------------------------------------------------------------------

@@ -24,16 +24,42 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from state import Frozen
 from tools.access import AccessSnapshot
+from tools.basic import ChunkTable
 from tools.retrieval import SearchQuery
 
-if TYPE_CHECKING:
-    from .walk import GraphRetrieval
+from .analyzer import EntityAnalyzer
+
+
+class WalkScope(Protocol):
+    """A query's walk scope as the community view reads it: chunk rows and entity columns."""
+
+    rows: np.ndarray
+    ents: np.ndarray
+
+
+class WalkedGraph(Protocol):
+    """What the community view reads of the graph retrieval tool (`walk.GraphRetrieval`), so that
+    this module depends on the tool's shape and not on its module (no import circle)."""
+
+    table: ChunkTable
+    extractor: EntityAnalyzer
+    unit_rows: dict[str, list[int]]
+    unit_text: dict[str, str]
+    entity_titles: list[str]
+    chunk_entities: list[list[int]]
+
+    def _scope(self, query: SearchQuery, access: AccessSnapshot) -> WalkScope: ...
+
+    def seeds(self, query: SearchQuery, scope: Any) -> list[str]: ...
+
+    def _parquet(self, name: str, columns: list[str]) -> pd.DataFrame: ...
 
 
 class CommunityView(Frozen):
@@ -76,7 +102,7 @@ def _full_content(title: str, summary: str, findings: list[tuple[str, str]]) -> 
     return f"# {title}\n\n{summary}\n\n{sections}"
 
 
-def community_context(tool: GraphRetrieval, query: SearchQuery, access: AccessSnapshot, *,
+def community_context(tool: WalkedGraph, query: SearchQuery, access: AccessSnapshot, *,
                       max_context_tokens: int = 4000, all_communities: bool = False) -> CommunityContext:
     """Community reports relevant to ``query`` (communities holding one of its seeds, or
     every in-scope community when it has none or ``all_communities``), scope-safe."""
