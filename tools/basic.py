@@ -115,14 +115,14 @@ class BasicRetrieval:
     def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
         mask = self.table.mask(query, access)
         rows = np.flatnonzero(mask)
-        if rows.size == 0:
+        if rows.size == 0 or query.k <= 0:
             return []
         depth = max(query.k * 4, 20)
         qv = self.embedder.embed([query.text])[0]
         dense = masked_scores(self.table.vectors, mask, qv)
         rankings = {"dense": [int(rows[i]) for i in top_k(dense, depth)]}
         if self.bm25 is not None:
-            lex = self.bm25.scores(query.text)[rows]
+            lex = self.bm25.scores(query.text, rows)[rows]
             order = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
             if order:
                 rankings["lexical"] = order

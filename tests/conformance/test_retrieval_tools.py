@@ -45,13 +45,6 @@ QUERIES = (
 )
 """Questions an investigation asks; the second and third are answered best by the unreadable sources, the
 last names no entity (the graph tool falls back to the basic tool's ranking)."""
-SHIFTED_BY_UNREADABLE_TEXT = {
-    ("basic", QUERIES[0]), ("basic", QUERIES[3]), ("basic", QUERIES[5]), ("graph", QUERIES[5]),
-}
-"""Known bug: the BM25 channel (tools.lexical.BM25, built over every chunk of the index in BasicRetrieval and
-in GraphRetrieval's fallback) takes its IDF and average length from unreadable chunks too, so for these
-queries the readable chunks are ranked differently than over the readable sources alone (with the lexical
-channel off, every query agrees)."""
 
 
 @dataclass
@@ -174,13 +167,8 @@ def test_a_source_the_principal_cannot_read_is_never_returned(tool, built):
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_top_k_of_a_restricted_principal_is_top_k_over_the_readable_sources_only(request, name, built, readable_only,
-                                                                                 query):
+def test_top_k_of_a_restricted_principal_is_top_k_over_the_readable_sources_only(name, built, readable_only, query):
     """An unreadable source takes no slot and moves nothing: the ranking is the one a corpus without it gives."""
-    if (name, query) in SHIFTED_BY_UNREADABLE_TEXT:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "BM25's IDF and average chunk length are computed over every chunk of the index, unreadable ones "
-            "included, so text the principal may not read reorders the readable hits (see SHIFTED_BY_UNREADABLE_TEXT)")))
     restricted, oracle = _principal_access(built), _principal_access(readable_only)
     assert _ids(built.tools[name].search(_q(query), restricted)) == _ids(readable_only.tools[name].search(_q(query), oracle))
 
@@ -270,11 +258,7 @@ def test_k_bounds_the_hits_and_unreadable_chunks_take_no_slot(tool, built, k):
     assert len({h.chunk_id for h in hits}) == len(hits), "no chunk twice"
 
 
-def test_a_negative_k_returns_no_hit(request, tool, built, name):
-    if name == "basic":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "BasicRetrieval.search slices the fused ranking with [: query.k]: k=-1 returns every candidate but "
-            "the last, where GraphRetrieval returns [] for k <= 0; SearchQuery.k has no lower bound")))
+def test_a_negative_k_returns_no_hit(tool, built):
     assert tool.search(_q("order-service", k=-1), _principal_access(built)) == []
 
 
