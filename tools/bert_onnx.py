@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def build(src: Path, out: Path) -> None:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
-    def node(op: str, inputs: list[str], name: str, **attrs: object) -> str:
+    def node(op: str, inputs: list[str], name: str, **attrs: Any) -> str:
         nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
         return name
 
