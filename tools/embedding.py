@@ -7,9 +7,9 @@ package, offline, loaded lazily, on the fastest runtime that loads here:
   built once from them with standard ops (``tools.onnx_embedding``, ``tools.bert_onnx``; no
   torch), fused by ONNX Runtime, batches of similar token length; vectors equal to
   sentence-transformers' to ~1e-6, so indexes and caches stay valid;
-- ``onnx-int8``: the same export with int8 weights, faster still, but its vectors moved
-  MuSiQue dense recall@5 by -2.3 points (bench/results/embedding.json), more than the 1 point
-  the product allows, so it is opt-in;
+- ``onnx-int8``: the same graph with int8 weights, faster still, but its vectors (of the
+  earlier torch export, quantised alike) moved MuSiQue dense recall@5 by -2.3 points
+  (bench/results/embedding.json), more than the 1 point the product allows, so it is opt-in;
 - ``torch``: plain sentence-transformers (`SentenceTransformerEmbedder`), the reference path,
   installed only with the ``[torch]`` extra; used whenever the ONNX runtime cannot be loaded
   and sentence-transformers is installed (otherwise the ONNX error is raised).
