@@ -122,7 +122,7 @@ class BasicRetrieval:
         dense = masked_scores(self.table.vectors, mask, qv)
         rankings = {"dense": [int(rows[i]) for i in top_k(dense, depth)]}
         if self.bm25 is not None:
-            lex = self.bm25.scores(query.text, rows)[rows]
+            lex = self.bm25.scores(query.text)[rows]
             order = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
             if order:
                 rankings["lexical"] = order

