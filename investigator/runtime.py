@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphs.build import build_graph
-from graphs.deps import CrashPoint, Deps
+from graphs.deps import CrashPoint, Deps, IndexChunks, IndexTombstones, ReadableRegistry, StoreLease
 from graphs.planner import DeterministicPlanner, Planner, planner_kind, planner_settings
 from graphs.resume import recheck
 from langgraph.types import Command
@@ -43,7 +43,7 @@ from tools.corpus import SourceDoc, load_manifest, load_sources
 from tools.embedding import Embedder, MiniLMEmbedder
 from tools.entities import EntityExtractor
 from tools.index import (
-    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, pid_alive, reading, release_readers,
+    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, pid_alive, release_readers,
     remove_leftovers, tombstone, tombstoned,
 )
 from tools.observations import Observations
@@ -231,38 +231,15 @@ class Investigator(Workspace):
               docs: list[SourceDoc] | None = None) -> Deps:
         path = self.index_path(case, case_dir)
         policy = self._policy(case, case_dir, run)
-
-        def chunk_text(chunk_id: str) -> str | None:
-            with reading(path) as con:
-                row = con.execute("SELECT text FROM chunks WHERE chunk_id = ?", [chunk_id]).fetchone()
-            return row[0] if row else None
-
-        ttl = timedelta(seconds=self.settings.lease_seconds)
-
-        def heartbeat() -> None:
-            if not self.store.renew(run.run_id, self.worker_id, ttl):
-                raise RunStateError(f"run {run.run_id!r}: lease lost to another worker; stopping here")
-
         ctx = parse_context(case, case_dir)
         docs = list(docs) if docs is not None else load_sources(case_dir, load_manifest(case_dir), ctx)
-        registries: dict[str, EntityExtractor] = {}
-
-        def registry() -> EntityExtractor:
-            """Entity names and kinds from the sources the principal may read now (none from the others)."""
-            access = policy.current()
-            if access.watermark not in registries:
-                registries.clear()
-                registries[access.watermark] = EntityExtractor.from_sources(
-                    [d for d in docs if access.can_read(d.id)], ctx.profile)
-            return registries[access.watermark]
-
         return Deps(
-            heartbeat=heartbeat,
+            lease=StoreLease(self.store, run.run_id, self.worker_id, timedelta(seconds=self.settings.lease_seconds)),
             case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.store, retrieval=retrieval,
             observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault, ctx=ctx), policy=policy,
-            profile=ctx.profile, registry=registry, chunk_text=chunk_text,
+            profile=ctx.profile, registry=ReadableRegistry(docs, policy, ctx.profile), chunks=IndexChunks(path),
             planner=self._planner_for(run), progress=self.progress, crash=self.crash,
-            deleted=lambda: frozenset(tombstoned(path)),
+            tombstones=IndexTombstones(path),
         )
 
     def _planner_for(self, run: RunRow) -> Planner:
