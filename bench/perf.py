@@ -197,7 +197,7 @@ def bench_checkpoint(repeats: int = 5) -> None:
                 row = inv.store.create_run(RunRow(run_id=f"r{i}", case_id=case.id, case_dir=str(REFERENCE),
                                                   retrieval="basic", principal_id=case.principal.id,
                                                   rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads))
-                deps = inv._deps(case, REFERENCE, row, tool)
+                deps = inv.driver.deps(case, REFERENCE, row, tool)
                 cfg = {"configurable": {"thread_id": row.run_id}, "recursion_limit": 200}
                 if mode == "with":
                     with open_checkpointer(inv.settings) as saver:

@@ -1,18 +1,29 @@
-"""Everything a loop node needs, passed in once when the graph is built."""
+"""Everything a loop node needs, passed in once when the graph is built.
+
+A node reaches the world only through these fields: values (the case, the profile), tools
+(retrieval, observations, the reader, the access policy, the store) and four small interfaces
+(`Registry`, `ChunkTexts`, `Lease`, `Tombstones`) whose implementations here need nothing above
+`graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
+into it. `progress` is the house's one-way line sink (`state.progress.Progress`): it returns nothing.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
+from typing import Protocol
 
 from graphs.planner import DeterministicPlanner, Planner
 from state.case import Case
+from state.errors import RunStateError
 from state.profile import Profile
+from state.progress import Progress, quiet
 from state.store import Store
 from tools.access import AccessPolicy
+from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
 from tools.observations import Observations
 from tools.reader import Reader
@@ -38,6 +49,105 @@ class CrashPoint:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+class Registry(Protocol):
+    """Entity names and kinds the loop may use now."""
+
+    def current(self) -> EntityExtractor:
+        """The registry of the sources the principal may read now (rebuilt when access changes)."""
+        ...
+
+
+class ChunkTexts(Protocol):
+    def text(self, chunk_id: str) -> str | None:
+        """The indexed text of a chunk id (to re-anchor a span in a changed source); None when unknown."""
+        ...
+
+
+class Lease(Protocol):
+    def renew(self) -> None:
+        """Renew the driver's hold on the run; raises RunStateError when it was lost."""
+        ...
+
+
+class Tombstones(Protocol):
+    def current(self) -> frozenset[str]:
+        """Source ids deleted from the case index (never read or shown again)."""
+        ...
+
+
+class ReadableRegistry:
+    """`Registry` over the case's sources: built from those the policy lets the principal read,
+    kept while the access watermark stays the same."""
+
+    def __init__(self, docs: list[SourceDoc], policy: AccessPolicy, profile: Profile) -> None:
+        self._docs, self._policy, self._profile = docs, policy, profile
+        self._built: dict[str, EntityExtractor] = {}
+
+    def current(self) -> EntityExtractor:
+        access = self._policy.current()
+        if access.watermark not in self._built:
+            self._built.clear()
+            self._built[access.watermark] = EntityExtractor.from_sources(
+                [d for d in self._docs if access.can_read(d.id)], self._profile)
+        return self._built[access.watermark]
+
+
+@dataclass(frozen=True)
+class IndexChunks:
+    """`ChunkTexts` read from the case's chunk index."""
+
+    index_path: Path
+
+    def text(self, chunk_id: str) -> str | None:
+        from tools.index import reading
+
+        with reading(self.index_path) as con:
+            row = con.execute("SELECT text FROM chunks WHERE chunk_id = ?", [chunk_id]).fetchone()
+        return row[0] if row else None
+
+
+@dataclass(frozen=True)
+class IndexTombstones:
+    """`Tombstones` read from the case's chunk index on every call."""
+
+    index_path: Path
+
+    def current(self) -> frozenset[str]:
+        from tools.tombstones import tombstoned
+
+        return frozenset(tombstoned(self.index_path))
+
+
+@dataclass(frozen=True)
+class StoreLease:
+    """`Lease` on a run row of the store, held by `owner` for `ttl` from each renewal."""
+
+    store: Store
+    run_id: str
+    owner: str
+    ttl: timedelta
+
+    def renew(self) -> None:
+        if not self.store.renew(self.run_id, self.owner, self.ttl):
+            raise RunStateError(f"run {self.run_id!r}: lease lost to another worker; stopping here")
+
+
+@dataclass(frozen=True)
+class NoLease:
+    """`Lease` of a loop that holds nothing (tests, tools driving nodes by hand)."""
+
+    def renew(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class NoTombstones:
+    """`Tombstones` of a case without an index."""
+
+    def current(self) -> frozenset[str]:
+        return frozenset()
+
+
 @dataclass(frozen=True)
 class Deps:
     case: Case
@@ -49,14 +159,14 @@ class Deps:
     reader: Reader
     policy: AccessPolicy
     profile: Profile
-    registry: Callable[[], EntityExtractor]
-    """The entity registry of the sources the principal may read now (rebuilt when access changes)."""
-    chunk_text: Callable[[str], str | None]
+    registry: Registry
+    """The entity registry of the sources the principal may read now."""
+    chunks: ChunkTexts
     """Indexed text of a chunk id, to re-anchor a span in a changed source."""
     planner: Planner = field(default_factory=DeterministicPlanner)
-    progress: Callable[[str], None] = lambda _msg: None
+    progress: Progress = quiet
     crash: CrashPoint | None = None
-    heartbeat: Callable[[], None] = lambda: None
-    """Called after every node: renews the worker's lease on the run (raises when it was lost)."""
-    deleted: Callable[[], frozenset[str]] = lambda: frozenset()
+    lease: Lease = field(default_factory=NoLease)
+    """Renewed after every node (raises when the run was lost to another worker)."""
+    tombstones: Tombstones = field(default_factory=NoTombstones)
     """Source ids tombstoned in the case index (never read or shown again)."""

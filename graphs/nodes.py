@@ -35,7 +35,7 @@ from tools.retrieval import SearchQuery
 
 def knowledge(deps: Deps, steps: list[Logged] | None = None) -> tuple[Knowledge, Trace, list[Logged]]:
     steps = steps if steps is not None else deps.store.steps(deps.run_id)
-    reg = deps.registry()
+    reg = deps.registry.current()
     k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, reg.kinds,
                         deps.policy.current().watermark, blames=read_blames(deps.case, reg, deps.profile))
     return k, causal_trace(deps.case, k), steps
@@ -43,7 +43,7 @@ def knowledge(deps: Deps, steps: list[Logged] | None = None) -> tuple[Knowledge,
 
 def _done(deps: Deps, step: Step) -> None:
     deps.store.add_step(deps.run_id, step)
-    deps.heartbeat()
+    deps.lease.renew()
     if deps.crash is not None:
         deps.crash.maybe_kill(step.node, step.round)
 
@@ -158,7 +158,7 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
     failed: list[str] = []
     denied: list[str] = []
     opened_ok: set[tuple[str, str]] = set()
-    reg = deps.registry()
+    reg = deps.registry.current()
     for hit in state.get("hits", []):
         if budget_left <= 0:
             break
@@ -167,7 +167,7 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
         rec, doc = result.record, result.doc
         where = None
         if doc is not None and rec.outcome == "ok":
-            indexed = deps.chunk_text(hit.chunk_id)
+            indexed = deps.chunks.text(hit.chunk_id)
             try:
                 where = anchor(doc, hit, indexed)
             except Exception as exc:  # noqa: BLE001 - text the span search breaks on: a failed read, named

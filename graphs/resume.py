@@ -47,7 +47,7 @@ def recheck(deps: Deps, round_: int) -> Recheck:
     store, run = deps.store, deps.run_id
     access = deps.policy.current()
     entries = {s.id: s for s in load_manifest(deps.case_dir).sources}
-    deleted = deps.deleted()
+    deleted = deps.tombstones.current()
     revoked, stale, reanchored, tombstoned, reused = [], [], [], [], 0
     before = store.decisions(run)
     for ev in store.evidence(run):

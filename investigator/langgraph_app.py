@@ -44,13 +44,15 @@ from graphs.deps import Deps
 from graphs.loop_state import LoopState
 from graphs.resume import recheck
 from investigator.config import Settings
+from investigator.driver import recursion_limit
+from investigator.loading import load_readable
 from investigator.runtime import RETRIEVAL_TOOLS, Investigator
 from state.case import Budgets, load_case
 from state.errors import ConfigError, RunStateError
 from state.store import RunRow
 
 MAX_ROUNDS = next(m.le for m in Budgets.model_fields["rounds"].metadata if getattr(m, "le", None) is not None)
-RECURSION_LIMIT = MAX_ROUNDS * 6 + 20
+RECURSION_LIMIT = recursion_limit(MAX_ROUNDS)
 """The platform's default (25 steps) is five rounds; the case budget is what bounds the loop."""
 
 
@@ -82,7 +84,7 @@ class _Bound:
 
     def hold(self) -> None:
         if not self.held:
-            self.inv._hold(self.inv.store.run(self.run_id))
+            self.inv.leases.hold(self.inv.store.run(self.run_id))
             self.held = True
 
     def release(self) -> None:
@@ -157,12 +159,12 @@ def _bind_run(state: StudioState, config: RunnableConfig) -> _Bound:
 def _open(inv: Investigator, case_dir: Path, retrieval: str, run_id: str, row: RunRow | None,
           state: StudioState) -> _Bound:
     if row is None:
-        case, case_dir, row, tool, docs = inv._open_run(case_dir, retrieval, run_id)
-        deps = inv._deps(case, case_dir, row, tool, docs)
-        return _Bound(inv=inv, run_id=run_id, deps=deps, grants=row.grants)
-    case, docs = inv._load(case_dir)
-    tool = inv._prepare(case, case_dir, docs, row.retrieval)
-    deps = inv._deps(case, case_dir, row, tool, docs)
+        opened = inv.runs.open(case_dir, retrieval, run_id)
+        deps = inv.driver.deps(opened.case, opened.case_dir, opened.run, opened.tool, opened.docs)
+        return _Bound(inv=inv, run_id=run_id, deps=deps, grants=opened.run.grants)
+    case, docs, _aside = load_readable(case_dir, inv.progress)
+    tool = inv.indexes.prepare(case, case_dir, docs, row.retrieval)
+    deps = inv.driver.deps(case, case_dir, row, tool, docs)
     bound = _Bound(inv=inv, run_id=run_id, deps=deps, grants=row.grants)
     if state.get("round"):  # the run has history: re-check it against the current access, as `resume` does
         bound.hold()

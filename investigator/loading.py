@@ -9,11 +9,12 @@ from pathlib import Path
 
 from state.case import Case, check_vocabulary, load_case
 from state.errors import CaseError
+from state.progress import Progress
 from tools.corpus import ParseContext, SourceDoc, load_all_sources, load_manifest
 from tools.profile import load_profile
 
-__all__ = ["check_collection", "load_case_and_all_sources", "load_case_and_sources", "parse_context",
-           "validate_case"]
+__all__ = ["check_collection", "load_case_and_all_sources", "load_case_and_sources", "load_readable",
+           "parse_context", "validate_case"]
 
 
 def parse_context(case: Case, case_dir: Path) -> ParseContext:
@@ -34,6 +35,15 @@ def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], Pa
     case = load_case(case_dir)
     ctx = parse_context(case, case_dir)
     return case, load_all_sources(case_dir, load_manifest(case_dir), ctx), ctx
+
+
+def load_readable(case_dir: Path, progress: Progress) -> tuple[Case, list[SourceDoc], list[SourceDoc]]:
+    """The case, the sources it reads, and the untrusted ones left out (each named on `progress`)."""
+    case, docs, _ctx = load_case_and_all_sources(case_dir)
+    aside = [d for d in docs if d.set_aside is not None]
+    for d in aside:
+        progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
+    return case, [d for d in docs if d.set_aside is None], aside
 
 
 def validate_case(case_dir: Path) -> Case:

@@ -54,12 +54,18 @@ def _tombstones(path: Path) -> Callable[[], frozenset[str]]:
     return current
 
 
-class Workspace:
-    """The store and checkpoints under `settings`; opened on first use."""
+def index_path(settings: Settings, case: Case, case_dir: Path) -> Path:
+    """The chunk index of a case folder under `settings`."""
+    return settings.index_dir(case.id, case_dir) / "basic.duckdb"
 
-    def __init__(self, settings: Settings | None = None) -> None:
+
+class Workspace:
+    """The store and checkpoints under `settings`; the store opened on first use (or one given,
+    already open, to share it)."""
+
+    def __init__(self, settings: Settings | None = None, *, store: Store | None = None) -> None:
         self.settings = settings or Settings.from_env()
-        self._store: Store | None = None
+        self._store: Store | None = store
 
     @property
     def store(self) -> Store:
@@ -68,9 +74,9 @@ class Workspace:
         return self._store
 
     def index_path(self, case: Case, case_dir: Path) -> Path:
-        return self.settings.index_dir(case.id, case_dir) / "basic.duckdb"
+        return index_path(self.settings, case, case_dir)
 
-    def _policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
+    def policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
         """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
         from tools.access import AccessPolicy
 
@@ -81,7 +87,7 @@ class Workspace:
         """What the run's principal may read now (groups, grants, manifest and tombstones as they are)."""
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
-        return self._policy(load_case(case_dir), case_dir, run).current()
+        return self.policy(load_case(case_dir), case_dir, run).current()
 
     def report(self, run_id: str) -> Report:
         """The run's report under the access of now: evidence of a source the principal can no
@@ -91,9 +97,8 @@ class Workspace:
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         case = load_case(case_dir)
-        access = self._policy(case, case_dir, run).current()
+        access = self.policy(case, case_dir, run).current()
         return build_report(case, run, self.store, access=access)
-
 
     def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
         """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
@@ -117,7 +122,7 @@ class Workspace:
         if unknown or not groups:
             raise ConfigError(f"group {', '.join(unknown) or '(none)'}: no source in {case_dir / 'sources.yaml'} names "
                               f"it (expected one of {', '.join(sorted(known))})")
-        before = self._policy(case, case_dir, run).current()
+        before = self.policy(case, case_dir, run).current()
         new = sorted(set(groups) - set(before.principal_groups))
         if not new:
             raise ConfigError(f"run {run_id!r}: the principal {case.principal.id} holds {', '.join(sorted(groups))} "

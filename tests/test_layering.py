@@ -88,3 +88,33 @@ def test_no_module_imports_one_that_imports_it_back_even_for_type_checking():
     graph = nx.DiGraph([(a, b) for a, targets in _module_imports().items() for b in targets])
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert not circles, f"import circles: {circles}"
+
+
+def test_the_loop_reaches_the_composition_root_through_no_callback():
+    """`Deps` carries values, tools and small named interfaces, never a bare callable: a closure
+    built in `investigator/` would let a node call back up into the composition root, past the
+    layer test. Each field's types are declared below `investigator/`; the one callable allowed is
+    `progress`, the house's one-way line sink (`state.progress.Progress`, it returns nothing)."""
+    import collections.abc
+    import typing
+    from dataclasses import fields
+
+    from graphs.deps import Deps
+    from state.progress import Progress
+
+    hints = typing.get_type_hints(Deps)
+
+    def parts(t: object) -> list[object]:
+        args = typing.get_args(t)
+        return [t] if not args or typing.get_origin(t) is collections.abc.Callable else [a for x in args for a in parts(x)]
+
+    for f in fields(Deps):
+        hint = hints[f.name]
+        if f.name == "progress":
+            assert hint == Progress, "progress is the one-way `state.progress.Progress` sink"
+            continue
+        for t in parts(hint):
+            assert typing.get_origin(t) is not collections.abc.Callable and t is not collections.abc.Callable, (
+                f"Deps.{f.name} is a plain callable ({hint}): give it a named interface (a Protocol in graphs/deps.py)")
+            module = getattr(t, "__module__", "builtins").split(".")[0]
+            assert module not in ("investigator",), f"Deps.{f.name}: {t} is declared in {module}/ (above graphs/)"

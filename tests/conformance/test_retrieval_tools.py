@@ -1,7 +1,7 @@
 """Every retrieval tool (`tools.retrieval.RetrievalTool`) keeps the same promises.
 
 One suite, parametrised over the basic and the graph tool, both built the way a run builds
-them (`Investigator._prepare`) over one small case: twelve sources of the reference case, two
+them (`CaseIndexes.prepare`) over one small case: twelve sources of the reference case, two
 of which the case's principal (group `sre-oncall`) may not read — a security review (`security`)
 and a cost note (`finance`). The indexes are built once per session; a rebuild and a copy with
 the unreadable sources deleted (the oracle for "ranked over the readable sources only") are
@@ -99,7 +99,7 @@ def _build(case_dir: Path, index_root: Path, embedder, delete: tuple[str, ...] =
     for source_id in delete:
         assert inv.delete_source(case_dir, source_id)
     case, docs, _ctx = load_case_and_sources(case_dir)
-    tools = {name: inv._prepare(case, case_dir, docs, name) for name in TOOLS}  # the runtime's own composition
+    tools = {name: inv.indexes.prepare(case, case_dir, docs, name) for name in TOOLS}  # the runtime's own composition
     return Built(case_dir, inv.index_path(case, case_dir), tools)
 
 

@@ -1,0 +1,176 @@
+"""A case's indexes: the chunk index and the GraphRAG index, kept fresh, built, imported,
+a source tombstoned; and the retrieval tool over them.
+
+`CaseIndexes` is a frozen value over the settings, the embedding model and the progress sink;
+it knows nothing of runs. It may import `state/`, `tools/`, `investigator.config` and
+`investigator.loading` (the case's profile), nothing else of ours.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from investigator.config import Settings
+from investigator.workspace import index_path
+from investigator.loading import load_readable, parse_context
+from state.case import Case
+from state.errors import ConfigError
+from state.progress import Progress
+from tools.corpus import SourceDoc, load_sources
+from tools.embedding import Embedder
+from tools.entities import EntityExtractor
+from tools.index import (
+    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, remove_leftovers, tombstone, tombstoned,
+)
+from tools.retrieval import RetrievalTool
+
+if TYPE_CHECKING:
+    from tools.graph.casegraph import GraphBuildInfo
+
+RETRIEVAL_TOOLS = ("basic", "graph")
+
+
+def _unknown_tool(name: str) -> ConfigError:
+    return ConfigError(f"retrieval {name!r}: expected one of {', '.join(RETRIEVAL_TOOLS)}")
+
+
+def check_tool(name: str) -> None:
+    """A ConfigError unless `name` is one of RETRIEVAL_TOOLS."""
+    if name not in RETRIEVAL_TOOLS:
+        raise _unknown_tool(name)
+
+
+@dataclass(frozen=True)
+class CaseIndexes:
+    """The indexes of cases under `settings`, embedded with `embedder`."""
+
+    settings: Settings
+    embedder: Embedder
+    progress: Progress
+
+    def index_path(self, case: Case, case_dir: Path) -> Path:
+        return index_path(self.settings, case, case_dir)
+
+    def graph_dir(self, case: Case, case_dir: Path) -> Path:
+        return self.settings.index_dir(case.id, case_dir) / "graph"
+
+    def _building(self, case: Case, case_dir: Path, what: str) -> AbstractContextManager[None]:
+        """The case folder's build lock: one process checks and builds its indexes at a time."""
+        return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
+
+    def ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
+                     force: bool = False) -> IndexInfo | None:
+        """Build the chunk index when it is missing or stale (or `force`); None when it was fresh."""
+        path = self.index_path(case, case_dir)
+        profile = parse_context(case, case_dir).profile
+        with self._building(case, case_dir, "the index"):
+            gone = remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
+            if gone:
+                self.progress(f"removed what killed builds left in {path.parent}: {', '.join(gone)}")
+            meta = index_meta(path) or {}
+            if (not force and meta.get("embedder") == self.embedder.name
+                    and meta.get("fingerprint") == corpus_fingerprint(docs, tombstoned(path), profile)):
+                return None
+            return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile,
+                               vectors_from=_sibling_indexes(case, path))
+
+    def ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
+                     force: bool = False) -> GraphBuildInfo | None:
+        """Build the GraphRAG index (after the chunk index) when missing or stale; None when fresh.
+        An imported graph is kept, and imported again when the chunks changed."""
+        from tools.graph import build_case_graph, graph_is_fresh, readerships
+        from tools.graph.external import import_graph, imported_from
+
+        with self._building(case, case_dir, "the GraphRAG index"):
+            self.ensure_index(case, case_dir, docs)
+            path, graph_dir = self.index_path(case, case_dir), self.graph_dir(case, case_dir)
+            origin = imported_from(graph_dir)
+            if origin is not None and not force:  # a graph the user brought is kept; re-imported when the chunks changed
+                if graph_is_fresh(path, graph_dir):
+                    return None
+                if Path(origin).is_dir():
+                    self.progress(f"the chunk index of {case.id} changed since its graph was imported: "
+                                  f"importing {origin} again")
+                    return import_graph(Path(origin), graph_dir, path, self.embedder, self.progress)
+                self.progress(f"{origin}, the imported graph of {case.id}, is gone: building the graph from the case")
+            readers = readerships(docs)
+            if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor, readers):
+                return None
+            self.progress(f"building the GraphRAG index of {case.id}")
+            return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress, readerships=readers)
+
+    def extractor(self, case: Case, case_dir: Path, docs: list[SourceDoc]) -> EntityExtractor:
+        return EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile)
+
+    def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
+        """Build the chunk index of the case folder when it is missing or stale; None when fresh."""
+        case, docs, _aside = load_readable(case_dir, self.progress)
+        return self.ensure_index(case, Path(case_dir), docs, force=force)
+
+    def index_graph(self, case_dir: Path, *, force: bool = False) -> GraphBuildInfo | None:
+        """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
+        case, docs, _aside = load_readable(case_dir, self.progress)
+        return self.ensure_graph(case, Path(case_dir), docs, self.extractor(case, Path(case_dir), docs), force=force)
+
+    def import_graph(self, case_dir: Path, src: Path) -> GraphBuildInfo:
+        """Use a graphrag output folder (built from the case's chunks) as the case's graph index."""
+        from tools.graph.external import import_graph
+
+        case, docs, _aside = load_readable(case_dir, self.progress)
+        case_dir = Path(case_dir)
+        with self._building(case, case_dir, "the GraphRAG index"):
+            self.ensure_index(case, case_dir, docs)
+            return import_graph(Path(src), self.graph_dir(case, case_dir), self.index_path(case, case_dir),
+                                self.embedder, self.progress)
+
+    def delete_source(self, case_dir: Path, source_id: str, reason: str = "deleted") -> bool:
+        """Tombstone a source: it is dropped from both indexes now and never recalled again.
+
+        Returns False when it was tombstoned already (nothing changes). A source id the manifest
+        does not name is a ConfigError, and nothing is written."""
+        case, docs, _aside = load_readable(case_dir, self.progress)
+        case_dir = Path(case_dir)
+        with self._building(case, case_dir, "the index"):
+            if source_id in tombstoned(self.index_path(case, case_dir)):
+                return False
+            if source_id not in {d.id for d in docs}:
+                known = sorted(d.id for d in docs)
+                raise ConfigError(f"{case_dir / 'sources.yaml'}: sources: no source with id {source_id!r} "
+                                  f"(expected one of {', '.join(known[:12])}{', …' if len(known) > 12 else ''})")
+            self.ensure_index(case, case_dir, docs)
+            tombstone(self.index_path(case, case_dir), source_id, reason)
+            self.ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
+            if self.graph_dir(case, case_dir).exists():
+                self.ensure_graph(case, case_dir, docs, self.extractor(case, case_dir, docs))
+        return True
+
+    def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
+                  extractor: EntityExtractor | None = None) -> RetrievalTool:
+        """The named tool over the case's (fresh) indexes."""
+        if name == "basic":
+            from tools.basic import BasicRetrieval
+
+            return BasicRetrieval(self.index_path(case, case_dir), self.embedder)
+        if name == "graph":
+            from tools.graph import GraphRetrieval
+
+            docs = docs if docs is not None else load_sources(case_dir)
+            extractor = extractor or EntityExtractor.from_sources(docs)
+            self.ensure_graph(case, Path(case_dir), docs, extractor)
+            return GraphRetrieval(self.index_path(case, case_dir), self.graph_dir(case, case_dir), self.embedder,
+                                  extractor)
+        raise _unknown_tool(name)
+
+    def prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc], retrieval: str) -> RetrievalTool:
+        """Fresh indexes and the named tool, from sources parsed once."""
+        self.ensure_index(case, case_dir, docs)
+        return self.retrieval(retrieval, case, case_dir, docs, self.extractor(case, case_dir, docs))
+
+
+def _sibling_indexes(case: Case, path: Path) -> list[Path]:
+    """Indexes of other folders with the same case id (copies, checkouts): their cached vectors are
+    reused, never their chunks."""
+    return sorted(p for p in path.parent.parent.glob(f"{case.id}-*/{path.name}") if p != path)
