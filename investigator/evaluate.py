@@ -281,8 +281,8 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
 
 def run_contradictions(case_dir: Path, decisions: dict) -> list[str]:
     """The one consistency check (graphs/consistency.py) over the final verdicts of a run of a case."""
-    from graphs.consistency import contradictions
-    from graphs.hypotheses import read_blames
+    from graphs.rulebook.consistency import contradictions
+    from graphs.rulebook.hypotheses import read_blames
     from investigator.loading import load_case_and_sources
     from tools.entities import EntityExtractor
 

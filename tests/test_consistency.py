@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rulesworld import World, case, change, dep, names, rise
 
-from graphs.consistency import contradictions, reconcile
-from graphs.deciders import decide_all
+from graphs.rulebook.consistency import contradictions, reconcile
+from graphs.rulebook.verdicts import decide_all
 from state.case import Case
 from tools.profile import default_profile
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graphs.knowledge import Knowledge, Ref
-from graphs.rules import Trace, cause_at, entity_state
+from graphs.rulebook.anomalies import entity_state
+from graphs.rulebook.cause import cause_at
+from graphs.rulebook.knowledge import Knowledge, Ref
+from graphs.rulebook.path import Trace
 from state.case import Blame, Case, Hypothesis
 from state.facts import ChangeFact, SignalFact, VersionSeenFact
 from state.profile import Profile
