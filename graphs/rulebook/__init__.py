@@ -3,6 +3,7 @@
 | module | deciding.md | owns |
 | --- | --- | --- |
 | `searches` | §8 (searched, denied, failed) | `Searches`: what the run looked up, for "searched, found nothing" and denials |
+| `changes` | §5 step 1, §6 (deployed version) | rollout revisions dated, config snapshots diffed, the version deployed |
 | `knowledge` | §1, §2 | `Knowledge`: the facts of active evidence indexed by entity; changes dated and diffed |
 | `anomalies` | §3 Anomalies and onsets | `entity_state`, `is_bad`, `is_load`, `moved` |
 | `path` | §4 The anomalous path | `explains`, `Trace`, `walk` (the hops, the anomaly's own lines leading) |

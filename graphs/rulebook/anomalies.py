@@ -16,7 +16,8 @@ from graphs.rulebook.knowledge import Knowledge, Ref
 from state.facts import SignalFact
 from tools.signals import Range, series_verdict
 
-BAD_UP = ("latency", "errors", "saturation")
+BAD_DIRECTION = {"latency": "up", "errors": "up", "saturation": "up", "availability": "down"}
+"""Which way a departure of a series of each role hurts (§3); `traffic` may do either (a rise is load)."""
 
 Status = Literal["anomalous", "normal", "unknown", "no_telemetry", "undecidable", "denied", "failed"]
 
@@ -25,10 +26,8 @@ def is_bad(sig: SignalFact) -> bool:
     """An anomaly that hurts (latency/errors/saturation up, availability down; unknown role: either)."""
     if not sig.anomalous or not sig.decidable:
         return False
-    if sig.role in BAD_UP:
-        return sig.direction == "up"
-    if sig.role == "availability":
-        return sig.direction == "down"
+    if sig.role in BAD_DIRECTION:
+        return sig.direction == BAD_DIRECTION[sig.role]
     if sig.role == "traffic":
         return False
     return sig.direction in ("up", "down")

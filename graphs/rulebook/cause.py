@@ -9,12 +9,14 @@ change of (§5, Changed element), leaving the claim contested when they disagree
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import get_args
 
 from graphs.rulebook.applicability import applicability, version_matches
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.limits import at_limit
 from graphs.rulebook.path import Trace
 from graphs.rulebook.root import fronting
+from state.claims import CauseKind
 from state.facts import ChangeFact, MentionFact, SignalFact
 from tools.entities import canon_key
 
@@ -203,10 +205,13 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
     return res
 
 
+CHANGE_KINDS = frozenset(get_args(CauseKind)) - {"noisy_neighbour", "capacity", "other"}
+"""The change types a root cause names as its kind (§9); any other type is `other`. Taken from the
+report's `CauseKind`, not from the profile's `change_types`, which a case may extend."""
+
+
 def _cause_kind(change_type: str) -> str:
-    known = {"deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure",
-             "schema_migration"}
-    return change_type if change_type in known else "other"
+    return change_type if change_type in CHANGE_KINDS else "other"
 
 
 def _describe(ch: ChangeFact) -> str:

@@ -1,17 +1,17 @@
-"""What the evidence read so far establishes, indexed for the rules.
+"""What the evidence read so far establishes, indexed for the rules: entities and their kinds (§1),
+stated relations (§2), signals, mentions, changes, documents.
 
 Built from the facts of active (not revoked, not stale) evidence only, so a revocation on
 resume removes everything that depended on it. Facts of another environment than the
 subject's are dropped here: the same name in staging is another entity.
 """
 
-
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 
+from graphs.rulebook.changes import Ref, date_rollouts, deployed_from_changes, diff_snapshots
 from graphs.rulebook.searches import Searches
 from state.case import Blame, Case
 from state.evidence import Evidence
@@ -20,11 +20,7 @@ from state.facts import (
     RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact, VersionSeenFact,
 )
 from state.profile import Profile
-from state.sources import ConfigChange
 from state.steps import Logged
-from tools.entities import canon_key as canon
-
-Ref = tuple  # (fact, evidence id)
 
 
 @dataclass
@@ -110,98 +106,11 @@ class Knowledge:
                     k.kinds[f.name] = f.entity_kind
                 elif isinstance(f, VersionSeenFact):
                     k.versions[f.entity].append((f, ev.id))
-        k._date_rollouts(rollouts)
-        k._diff_snapshots(snapshots)
-        k._deployed_from_changes()
+        k.changes, undated = date_rollouts(k.changes, rollouts)
+        k.undated += undated
+        diff_snapshots(k.changes, k.undated, snapshots, k.env)
+        deployed_from_changes(k.changes, k.case.window.end, k.deployed)
         return k
-
-    # --- derived changes ---------------------------------------------------------------------
-    def _date_rollouts(self, rollouts: list[Ref]) -> None:
-        dated: list[Ref] = []
-        for ch, eid in self.changes:
-            if ch.effective is None and ch.template_hash:
-                ups = sorted(((r, reid) for r, reid in rollouts
-                              if r.template_hash == ch.template_hash and r.workload == ch.entity), key=lambda x: x[0].ts)
-                if ups:
-                    # the revision rolls out from its replica set's first scale-up to its last
-                    first, last = ups[0], ups[-1]
-                    ch = ch.model_copy(update={"started_at": first[0].ts, "completed_at": last[0].ts,
-                                               "dated_by": f"ScalingReplicaSet {ch.entity}-{ch.template_hash}"})
-                    dated.append((ch, "+".join(dict.fromkeys([eid, *(r for _x, r in ups)]))))
-                    continue
-            if ch.effective is None:
-                self.undated.append((ch, eid))
-                continue
-            dated.append((ch, eid))
-        self.changes = dated
-
-    def _diff_snapshots(self, snapshots: list[Ref]) -> None:
-        by: dict[str, list[Ref]] = defaultdict(list)
-        for snap, eid in snapshots:
-            if not any(s.source_id == snap.source_id for s, _e in by[snap.entity]):
-                by[snap.entity].append((snap, eid))
-        for entity, snaps in sorted(by.items()):
-            if len(snaps) < 2:
-                continue
-            ordered = self._order_snapshots(entity, snaps)
-            if ordered is None:
-                continue
-            for (a, ea), (b, eb) in zip(ordered, ordered[1:]):
-                diff = tuple(ConfigChange(key=key, from_=a.settings.get(key), to=b.settings.get(key))
-                             for key in sorted(set(a.settings) | set(b.settings))
-                             if a.settings.get(key) != b.settings.get(key))
-                if not diff:
-                    continue
-                dep = next(((i, c, ce) for i, (c, ce) in enumerate(self.changes) if c.entity == entity and b.version
-                            and b.version in (c.version_to, c.revision)), None)
-                if dep is not None:
-                    # the deployment that installed the later snapshot made this diff: one change, its id
-                    i, c, ce = dep
-                    have = {canon(cc.key) for cc in c.config_changes}
-                    merged = c.model_copy(update={
-                        "config_changes": (*c.config_changes, *(d for d in diff if canon(d.key) not in have)),
-                        "summary": (c.summary + "; " if c.summary else "") + f"config diff of {a.source_id} and {b.source_id}"})
-                    self.changes[i] = (merged, f"{ce}+{ea}+{eb}")
-                    continue
-                when = b.captured_at
-                change = ChangeFact(id=f"{entity}@config:{a.source_id}..{b.source_id}", type="config_push",
-                                    entity=entity, environment=self.env, started_at=when, completed_at=when,
-                                    version_from=a.version, version_to=b.version, config_changes=diff,
-                                    summary=f"computed diff of {a.source_id} and {b.source_id}",
-                                    dated_by="captured_at of the later snapshot", at=b.at)
-                ref = (change, f"{ea}+{eb}")
-                (self.changes if when is not None else self.undated).append(ref)
-
-    def _order_snapshots(self, entity: str, snaps: list[Ref]) -> list[Ref] | None:
-        if all(s.captured_at is not None for s, _e in snaps):
-            return sorted(snaps, key=lambda r: r[0].captured_at)
-        # order by the deployments that installed each version
-        when: dict[str, datetime] = {}
-        for c, _e in self.changes:
-            if c.entity == entity and c.effective is not None:
-                for v in (c.version_to, c.revision):
-                    if v:
-                        when[v] = c.effective
-        def key(r: Ref) -> datetime | None:
-            s = r[0]
-            return s.captured_at or (when.get(s.version) if s.version else None)
-        if all(key(r) is not None for r in snaps):
-            return sorted(snaps, key=lambda r: key(r))  # type: ignore[arg-type,return-value]
-        versioned = [r for r in snaps if key(r) is not None]
-        unversioned = [r for r in snaps if key(r) is None]
-        if len(unversioned) == 1 and versioned:  # the one snapshot no deployment installed is the one before
-            return [*unversioned, *sorted(versioned, key=lambda r: key(r))]  # type: ignore[arg-type,return-value]
-        return None
-
-    def _deployed_from_changes(self) -> None:
-        end = self.case.window.end
-        for ch, eid in sorted(self.changes, key=lambda r: r[0].effective or end):
-            if ch.effective is None or ch.effective > end:
-                continue
-            if ch.type in ("deployment", "rollback") and ch.version_to:
-                self.deployed.setdefault(ch.entity, (ch.version_to, eid))
-            for dc in ch.dependency_changes:
-                self.deployed[dc.name] = (dc.to, eid)
 
     # --- views ---------------------------------------------------------------------------------
     def dependencies(self, entity: str) -> dict[str, list[Ref]]:
