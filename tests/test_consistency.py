@@ -1,4 +1,4 @@
-"""Claims of one run never contradict each other (graphs/consistency.py)."""
+"""Claims of one run never contradict each other (graphs/rulebook/consistency.py)."""
 
 from __future__ import annotations
 

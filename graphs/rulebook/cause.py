@@ -18,7 +18,7 @@ from graphs.rulebook.path import Trace
 from graphs.rulebook.root import fronting
 from state.claims import CauseKind
 from state.facts import ChangeFact, MentionFact, SignalFact
-from tools.entities import canon_key
+from state.keys import canon_key
 
 
 @dataclass

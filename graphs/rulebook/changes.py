@@ -12,7 +12,7 @@ from datetime import datetime
 
 from state.facts import ChangeFact
 from state.sources import ConfigChange
-from tools.entities import canon_key as canon
+from state.keys import canon_key as canon
 
 Ref = tuple  # (fact, evidence id)
 
