@@ -32,7 +32,6 @@ _EXPORTS = {
     "Trace": "path",
     "trace": "root",
     "cause_at": "cause",
-    "applicability": "applicability",
     "read_blames": "hypotheses",
     "DECIDERS": "verdicts",
     "causal_trace": "verdicts",
