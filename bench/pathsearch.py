@@ -27,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from rulesworld import World, case, dep, flat, rise  # noqa: E402  (the rules' own test world)
 
-import graphs.rules as rules  # noqa: E402
+import graphs.rulebook.path as path  # noqa: E402
+import graphs.rulebook.root as root  # noqa: E402
+from graphs.rulebook.cause import cause_at  # noqa: E402
 
 ENUMERATION_CAP = 2_000_000
 
@@ -50,25 +52,25 @@ def one(n: int, max_hops: int = 8) -> dict:
     w, edges = dense_world(n)
     k = w.knowledge()
     calls = {"n": 0}
-    real = rules.entity_state
+    real = path.entity_state
 
-    def counting(kk, e):  # noqa: ANN001, ANN202
+    def counting(kk, e, caller=None):  # noqa: ANN001, ANN202
         calls["n"] += 1
-        return real(kk, e)
+        return real(kk, e, caller)
 
     times = []
     for _ in range(5):
         t0 = time.perf_counter()
-        t = rules.trace(k, "e0", max_hops)
-        rules.cause_at(k, t)
+        t = root.trace(k, "e0", max_hops)
+        cause_at(k, t)
         times.append(time.perf_counter() - t0)
     tracemalloc.start()
-    rules.entity_state = counting
+    path.entity_state = root.entity_state = counting  # where the path and its root look states up
     try:
-        t = rules.trace(k, "e0", max_hops)
-        rules.cause_at(k, t)
+        t = root.trace(k, "e0", max_hops)
+        cause_at(k, t)
     finally:
-        rules.entity_state = real
+        path.entity_state = root.entity_state = real
     _cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     g = nx.DiGraph(edges)

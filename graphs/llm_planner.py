@@ -26,9 +26,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphs.knowledge import Knowledge
+from graphs.rulebook.knowledge import Knowledge
 from graphs.planner import DeterministicPlanner
-from graphs.rules import Trace
+from graphs.rulebook.path import Trace
 from state.case import Case
 from state.claims import ClaimDecision
 from state.errors import ConfigError

@@ -11,15 +11,16 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from graphs.deciders import causal_trace, decide_all
+from graphs.rulebook.verdicts import causal_trace, decide_all
 from graphs.deps import Deps
 from graphs.evidence import anchor, evidence_key, make_evidence, read_facts
-from graphs.consistency import reconcile
-from graphs.hypotheses import read_blames
-from graphs.knowledge import Knowledge
+from graphs.rulebook.consistency import reconcile
+from graphs.rulebook.hypotheses import read_blames
+from graphs.rulebook.knowledge import Knowledge
 from graphs.loop_state import LoopState
 from graphs.planner import DeterministicPlanner
-from graphs.rules import Trace, entity_state
+from graphs.rulebook.anomalies import entity_state
+from graphs.rulebook.path import Trace
 from state import stable_id
 from state.case import CausalChainClaim
 from state.claims import ClaimDecision, StopReason

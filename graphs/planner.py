@@ -15,8 +15,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
-from graphs.knowledge import Knowledge
-from graphs.rules import Trace, applicability, cause_at, change_candidates, fronting
+from graphs.rulebook.knowledge import Knowledge
+from graphs.rulebook.applicability import applicability
+from graphs.rulebook.cause import cause_at
+from graphs.rulebook.path import Trace
+from graphs.rulebook.root import change_candidates, fronting
 from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, Hypothesis, SymptomClaim
 from state.claims import ClaimDecision
 from state.evidence import (

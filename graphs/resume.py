@@ -10,7 +10,7 @@ revoked evidence reopens.
 
 from __future__ import annotations
 
-from graphs.deciders import decide_all
+from graphs.rulebook.verdicts import decide_all
 from graphs.deps import Deps
 from graphs.nodes import knowledge, settle
 from state.evidence import Evidence, Span

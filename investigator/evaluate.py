@@ -69,7 +69,7 @@ class CaseScore(Frozen):
     variant: str = ""
     error: str = ""
     contradictions: int = 0
-    """Pairs of final verdicts of the run that contradict each other (graphs/consistency.py); always 0."""
+    """Pairs of final verdicts of the run that contradict each other (graphs/rulebook/consistency.py); always 0."""
 
     @property
     def verdict_accuracy(self) -> float:
@@ -280,9 +280,9 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
 
 
 def run_contradictions(case_dir: Path, decisions: dict) -> list[str]:
-    """The one consistency check (graphs/consistency.py) over the final verdicts of a run of a case."""
-    from graphs.consistency import contradictions
-    from graphs.hypotheses import read_blames
+    """The one consistency check (graphs/rulebook/consistency.py) over the final verdicts of a run of a case."""
+    from graphs.rulebook.consistency import contradictions
+    from graphs.rulebook.hypotheses import read_blames
     from investigator.loading import load_case_and_sources
     from tools.entities import EntityExtractor
 

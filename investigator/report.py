@@ -266,7 +266,7 @@ class _ChangeLookup:
         if rc.change is None:
             return ()
         if self._changes is None:
-            from graphs.knowledge import Knowledge  # the deciders' own reading of the evidence
+            from graphs.rulebook.knowledge import Knowledge  # the deciders' own reading of the evidence
 
             self._changes = [c for c, _e in Knowledge.build(*self._args).changes]
         ch = next((c for c in self._changes if c.id == rc.change), None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from graphs.knowledge import Knowledge
+from graphs.rulebook.knowledge import Knowledge
 from state.case import Case
 from state.evidence import (
     ChangesAction, Evidence, Gap, PlacementAction, RelationsAction, Scope, TelemetryAction,

@@ -1,11 +1,11 @@
-"""Claims of one run never contradict each other (graphs/consistency.py)."""
+"""Claims of one run never contradict each other (graphs/rulebook/consistency.py)."""
 
 from __future__ import annotations
 
 from rulesworld import World, case, change, dep, names, rise
 
-from graphs.consistency import contradictions, reconcile
-from graphs.deciders import decide_all
+from graphs.rulebook.consistency import contradictions, reconcile
+from graphs.rulebook.verdicts import decide_all
 from state.case import Case
 from tools.profile import default_profile
 

@@ -36,7 +36,7 @@ def test_no_outside_incident_gets_a_false_confirmation_or_a_leak(scores):
 
 
 def test_no_outside_incident_gets_verdicts_that_contradict_each_other(scores):
-    """A change refuted in one claim and the confirmed cause in another, say (graphs/consistency.py)."""
+    """A change refuted in one claim and the confirmed cause in another, say (graphs/rulebook/consistency.py)."""
     assert [s.case_id for s in scores if s.contradictions] == []
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.entities import EntityExtractor, canon_key
+from state.keys import canon_key
+from tools.entities import EntityExtractor
 
 
 def registry(**kw) -> EntityExtractor:

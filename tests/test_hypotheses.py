@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from rulesworld import World, at, case, change, dep, names, rise
 
-from graphs.deciders import decide_counter_evidence
-from graphs.hypotheses import read_blame, restates_symptom
-from graphs.rules import trace
+from graphs.rulebook.counter_evidence import decide_counter_evidence
+from graphs.rulebook.hypotheses import read_blame, restates_symptom
+from graphs.rulebook.root import trace
 from state.case import CounterEvidenceClaim
 from state.evidence import ChangesAction
 from state.facts import VersionSeenFact

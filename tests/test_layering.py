@@ -118,3 +118,36 @@ def test_the_loop_reaches_the_composition_root_through_no_callback():
                 f"Deps.{f.name} is a plain callable ({hint}): give it a named interface (a Protocol in graphs/deps.py)")
             module = getattr(t, "__module__", "builtins").split(".")[0]
             assert module not in ("investigator",), f"Deps.{f.name}: {t} is declared in {module}/ (above graphs/)"
+
+
+def _rulebook_order() -> list[str]:
+    """The rule book's modules in the order of the table in its package docstring (docs/deciding.md's sections)."""
+    import re
+
+    import graphs.rulebook
+
+    rows = [line for line in (graphs.rulebook.__doc__ or "").splitlines() if line.startswith("| `")]
+    return [name for row in rows for name in re.findall(r"`(\w+)`", row.split("|")[1])]
+
+
+def test_the_rule_book_reads_downwards_in_the_order_of_deciding_md():
+    """Each module of graphs/rulebook/ imports only modules above it in the package's table, so a decision
+    no longer calls back and forth between files."""
+    order = _rulebook_order()
+    files = {p.stem for p in (ROOT / "graphs" / "rulebook").glob("*.py")} - {"__init__"}
+    assert sorted(order) == sorted(files), "every module of the rule book is in its table, once"
+    edges = _module_imports()
+    for i, name in enumerate(order):
+        used = {m.rsplit(".", 1)[1] for m in edges[f"graphs.rulebook.{name}"] if m.startswith("graphs.rulebook.")}
+        below = used - set(order[:i])
+        assert not below, f"graphs/rulebook/{name}.py imports {sorted(below)}, listed below it"
+
+
+def test_the_rule_book_keeps_its_modules_and_classes_small():
+    for path in (ROOT / "graphs" / "rulebook").glob("*.py"):
+        text = path.read_text()
+        assert len(text.splitlines()) <= 450, f"{path.name}: over 450 lines"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                assert size <= 200, f"{path.name}: class {node.name} is {size} lines"

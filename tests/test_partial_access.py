@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rulesworld import at, case, change, dep, flat, names, rise, World
 
-from graphs.deciders import decide_causal
+from graphs.rulebook.causal_chain import decide_causal
 from state.case import CausalChainClaim
 from state.evidence import ChangesAction, PlacementAction, RelationsAction, TelemetryAction
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from rulesworld import World, at, case, change, dep, flat, names, rise
 
-from graphs.deciders import decide_causal, decide_counter_evidence
-from graphs.rules import cause_at, entity_state, explains, trace
+from graphs.rulebook.anomalies import entity_state
+from graphs.rulebook.causal_chain import decide_causal
+from graphs.rulebook.cause import cause_at
+from graphs.rulebook.counter_evidence import decide_counter_evidence
+from graphs.rulebook.path import explains
+from graphs.rulebook.root import trace
 from state.case import CausalChainClaim, CounterEvidenceClaim
 from state.facts import UPSTREAM
 from state.evidence import ChangesAction, RelationsAction, TelemetryAction
@@ -234,19 +238,20 @@ def test_path_search_visits_each_entity_once_on_a_dense_graph():
     w.everything_looked(*ents)
     k = w.knowledge()
     calls = {"n": 0}
-    import graphs.rules as rules
+    import graphs.rulebook.path as path
+    import graphs.rulebook.root as root
 
-    real = rules.entity_state
+    real = entity_state
 
     def counting(kk, e, caller=None):
         calls["n"] += 1
         return real(kk, e, caller)
 
-    rules.entity_state = counting
+    path.entity_state = root.entity_state = counting  # where the path and its root look states up
     try:
         t = trace(k, "e0", 8)
     finally:
-        rules.entity_state = real
+        path.entity_state = root.entity_state = real
     assert t.root is not None and len(t.nodes) <= 200
     assert calls["n"] <= 200 * 11, "each relation is looked at a bounded number of times"
     _ = cause_at(k, t)
@@ -261,7 +266,7 @@ def _path_change_claim():
 
 
 def _decide_change(w: World):
-    from graphs.deciders import decide
+    from graphs.rulebook.verdicts import decide
 
     k = w.knowledge()
     return decide(_path_change_claim(), k, trace(k, "web", 6))

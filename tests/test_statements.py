@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.rules import version_matches
+from graphs.rulebook.applicability import version_matches
 from state.sources import SourceEntry
 from tools.corpus import load_source
 from tools.derive import prose_facts

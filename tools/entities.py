@@ -15,13 +15,12 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from state import Frozen
+from state.keys import canon_key
 from state.profile import Profile
 from state.sources import Catalog, ServiceConfig
 from tools.corpus import SourceDoc
 from tools.formats.k8s import workload_of_pod
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SPLIT = re.compile(r"[_\-.\s/:]+")
 _CODE = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"(?<![\w.\-/])([A-Za-z][A-Za-z0-9]*(?:[_.\-][A-Za-z0-9]+)+|[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?![\w\-])")
 _HOSTISH = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?(?:[\w.%-]+(?::[^@\s/]*)?@)?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])(?::\d+)?")
@@ -29,12 +28,6 @@ _KIND_ORDER = {"service": 0, "database": 0, "cache": 0, "queue": 0, "cluster": 0
                "host": 1, "workload": 1, "component": 2, "domain": 3, "flag": 4, "metric": 5, "config_key": 6}
 RESOURCE_KINDS = frozenset({"node", "host", "cluster", "database", "cache", "queue"})
 """Entities others share: their other consumers may be the noisy neighbour."""
-
-
-def canon_key(key: str) -> str:
-    """One form for a key in any style: `poolSize`, `POOL-SIZE`, `pool.size` → `pool_size`."""
-    words = [w for part in _SPLIT.split(key.strip().strip("`'\"")) for w in _CAMEL.split(part) if w]
-    return "_".join(w.lower() for w in words)
 
 
 def key_leaf(key: str) -> str:

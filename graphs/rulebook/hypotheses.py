@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graphs.knowledge import Knowledge, Ref
-from graphs.rules import Trace, cause_at, entity_state
+from graphs.rulebook.anomalies import BAD_DIRECTION, entity_state
+from graphs.rulebook.cause import cause_at
+from graphs.rulebook.knowledge import Knowledge, Ref
+from graphs.rulebook.path import Trace
 from state.case import Blame, Case, Hypothesis
 from state.facts import ChangeFact, SignalFact, VersionSeenFact
 from state.profile import Profile
@@ -26,7 +28,6 @@ from tools.entities import EntityExtractor
 
 ENTITY_KINDS = frozenset({"service", "database", "cache", "queue", "cluster", "node", "host", "external",
                           "workload", "domain"})
-_BAD_DIRECTION = {"latency": "up", "errors": "up", "saturation": "up", "availability": "down"}
 
 
 def restates_symptom(h: Hypothesis, case: Case, profile: Profile) -> bool:
@@ -34,7 +35,7 @@ def restates_symptom(h: Hypothesis, case: Case, profile: Profile) -> bool:
     p = h.predicts
     if p is None or (p.entity or case.subject.service) != case.subject.service:
         return False
-    return _BAD_DIRECTION.get(profile.role_of(p.metric, "") or "") == p.direction
+    return BAD_DIRECTION.get(profile.role_of(p.metric, "") or "") == p.direction
 
 
 def _type_words(profile: Profile) -> re.Pattern[str]:

@@ -1,0 +1,92 @@
+"""§7 of docs/deciding.md, the `counter_evidence` claim: is a competing hypothesis observed.
+
+A hypothesis that predicts a metric is confirmed when that metric on its entity is anomalous in the
+predicted direction, refuted when it was read and did not move (or, on another entity than the
+subject, moved by less than `explain_fraction` of the subject's rise in a comparable unit). A
+hypothesis that blames a change is decided as people decide it (`hypotheses.change_hypothesis`).
+"""
+
+from __future__ import annotations
+
+from graphs.rulebook.anomalies import entity_state, moved
+from graphs.rulebook.hypotheses import change_hypothesis
+from graphs.rulebook.knowledge import Knowledge
+from graphs.rulebook.path import Trace, comparable
+from graphs.rulebook.root import trace
+from state.case import CounterEvidenceClaim, Hypothesis
+from state.claims import ClaimDecision
+from state.facts import SignalFact
+
+
+def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | None = None) -> ClaimDecision:
+    blame = k.blames.get(h.id)
+    if blame is not None:
+        t = t or trace(k, k.case.subject.service, 6)
+        v = change_hypothesis(h, blame, k, t)
+        proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
+            phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
+        rule = f"counter_evidence: {h.id} blames {blame.change or 'a change'} of {blame.entity}: {v.why}"
+        state = {"confirmed": "supported", "refuted": "refuted", "insufficient": "insufficient"}[v.verdict]
+        return ClaimDecision(claim_id=claim_id, state=state, verdict=v.verdict, rule=rule,  # type: ignore[arg-type]
+                             supporting=v.supporting, opposing=v.opposing, missing=v.missing, proposed_by=proposed)
+    p = h.predicts
+    assert p is not None
+    entity = p.entity or k.case.subject.service
+    rule = f"counter_evidence: {h.id} predicts {p.metric} of {entity} {p.direction} (×{p.min_ratio})"
+    sigs = [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
+    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in sigs]
+    proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
+        phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
+    held = [e for e, m in verdicts if m]
+    small = _too_small_to_explain(k, entity, [f for f, _e in sigs])
+    if held and small:
+        # it moved, but by far less than the symptom in the same unit: it cannot be what explains it
+        return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted",
+                             rule=rule + f": observed, but {small}", opposing=tuple(held), proposed_by=proposed)
+    if held:
+        return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
+                             supporting=tuple(held), proposed_by=proposed)
+    flat = [e for e, m in verdicts if m is False]
+    if flat:
+        return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted", rule=rule + ": the prediction is not observed",
+                             opposing=tuple(flat), proposed_by=proposed)
+    return ClaimDecision(claim_id=claim_id, state="insufficient", verdict="insufficient", rule=rule,
+                         missing=(k.searches.why_unread(entity, p.metric, p.metric),), proposed_by=proposed)
+
+
+def _too_small_to_explain(k: Knowledge, entity: str, sigs: list[SignalFact]) -> str:
+    """Why a competitor's predicted rise on another entity cannot explain the subject's symptom: in a
+    comparable unit it is less than `explain_fraction` of the symptom's rise (§4: a 0 → 5 ms series
+    does not explain a 2 s slowdown). Empty when it could, or when the units do not compare."""
+    subject = k.case.subject.service
+    if entity == subject:
+        return ""
+    frac = k.profile.anomaly.explain_fraction
+    upper = [f for f, _e in entity_state(k, subject).anomalies if isinstance(f, SignalFact) and f.delta is not None]
+    why = ""
+    for lf in sigs:
+        nl = comparable(lf)
+        if nl is None or lf.delta is None:
+            continue
+        for uf in upper:
+            nu = comparable(uf)
+            if nu is None or nu[0] != nl[0] or uf.delta is None:
+                continue
+            if abs(lf.delta) * nl[1] >= frac * abs(uf.delta) * nu[1]:
+                return ""  # one comparable rise large enough: it could explain the symptom
+            why = why or (f"{entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than {int(frac * 100)} % of "
+                          f"{subject}'s {uf.name} rise ({uf.delta:g} {uf.unit})")
+    return why
+
+
+def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:
+    return hypothesis_status(k.case.hypothesis(claim.hypothesis), k, claim.id, t)
+
+
+def what_shows(k: Knowledge, h_id: str) -> str:
+    h = k.case.hypothesis(h_id)
+    b = k.blames.get(h_id)
+    if b is not None:
+        return f"the change of {b.entity} it blames"
+    return h.predicts.metric if h.predicts else h.statement
+

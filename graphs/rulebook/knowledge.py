@@ -1,0 +1,133 @@
+"""What the evidence read so far establishes, indexed for the rules: entities and their kinds (§1),
+stated relations (§2), signals, mentions, changes, documents.
+
+Built from the facts of active (not revoked, not stale) evidence only, so a revocation on
+resume removes everything that depended on it. Facts of another environment than the
+subject's are dropped here: the same name in staging is another entity.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from graphs.rulebook.changes import Ref, date_rollouts, deployed_from_changes, diff_snapshots
+from graphs.rulebook.searches import Searches
+from state.case import Blame, Case
+from state.evidence import Evidence
+from state.facts import (
+    ChangeFact, DeployedFact, DocMappingFact, DocumentFact, EntityFact, InjectionFact, MentionFact, PlacementFact,
+    RelationFact, RolloutDateFact, SignalFact, SnapshotFact, StatementFact, VerificationFact, VersionSeenFact,
+)
+from state.profile import Profile
+from state.steps import Logged
+
+
+@dataclass
+class Knowledge:
+    case: Case
+    profile: Profile
+    evidence: dict[str, Evidence]
+    searches: Searches
+    env: str = ""
+    deps: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    consumers: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    signals: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    mentions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    changes: list[Ref] = field(default_factory=list)
+    placements: list[Ref] = field(default_factory=list)
+    deployed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    doc_mappings: list[Ref] = field(default_factory=list)
+    verifications: list[Ref] = field(default_factory=list)
+    documents: dict[str, DocumentFact] = field(default_factory=dict)
+    statements: list[Ref] = field(default_factory=list)
+    injections: list[Ref] = field(default_factory=list)
+    kinds: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    """Versions an entity's lines carry in the search range, with how many of its bad lines carry each."""
+    blames: dict[str, "Blame"] = field(default_factory=dict)
+    """Hypothesis id -> the change it blames (stated in the case, or read from its statement)."""
+    configs: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    """Configuration snapshots read, by entity (its settings: limits, pool sizes, timeouts)."""
+    undated: list[Ref] = field(default_factory=list)
+    """Changes read that have no time (a rollout revision no event dates): they can never be a cause."""
+
+    @classmethod
+    def build(cls, case: Case, profile: Profile, evidence: list[Evidence], steps: list[Logged],
+              kinds: dict[str, str] | None = None, watermark: str | None = None,
+              blames: dict[str, Blame] | None = None) -> "Knowledge":
+        active = {e.id: e for e in evidence if e.status == "active"}
+        k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps, watermark),
+                env=case.subject.environment,
+                kinds=dict(kinds or {}),
+                blames=dict(blames) if blames is not None else {h.id: h.blames for h in case.hypotheses if h.blames})
+        snapshots: list[Ref] = []
+        rollouts: list[Ref] = []
+        seen_rel: set[tuple[str, str, str, str]] = set()
+        for ev in sorted(active.values(), key=lambda e: (e.round, e.id)):
+            if ev.scope.environment not in (k.env, "*"):
+                continue
+            for f in ev.facts:
+                if isinstance(f, RelationFact):
+                    if f.environment not in (k.env, "*") or (f.source, f.target, f.via, ev.id) in seen_rel:
+                        continue
+                    seen_rel.add((f.source, f.target, f.via, ev.id))
+                    k.deps[f.source].append((f, ev.id))
+                    k.consumers[f.target].append((f, ev.id))
+                elif isinstance(f, SignalFact):
+                    k.signals[f.entity].append((f, ev.id))
+                elif isinstance(f, MentionFact):
+                    k.mentions[f.entity].append((f, ev.id))
+                elif isinstance(f, ChangeFact):
+                    if f.environment == k.env and not any(c.id == f.id for c, _e in k.changes):
+                        k.changes.append((f, ev.id))
+                elif isinstance(f, SnapshotFact):
+                    if f.environment in (k.env, "*"):
+                        snapshots.append((f, ev.id))
+                        if not any(s.source_id == f.source_id for s, _e in k.configs[f.entity]):
+                            k.configs[f.entity].append((f, ev.id))
+                elif isinstance(f, RolloutDateFact):
+                    rollouts.append((f, ev.id))
+                elif isinstance(f, PlacementFact):
+                    k.placements.append((f, ev.id))
+                elif isinstance(f, DeployedFact):
+                    k.deployed[f.entity] = (f.version, ev.id)
+                elif isinstance(f, DocMappingFact):
+                    k.doc_mappings.append((f, ev.id))
+                elif isinstance(f, VerificationFact):
+                    k.verifications.append((f, ev.id))
+                elif isinstance(f, DocumentFact):
+                    k.documents[ev.id] = f
+                elif isinstance(f, StatementFact):
+                    k.statements.append((f, ev.id))
+                elif isinstance(f, InjectionFact):
+                    k.injections.append((f, ev.id))
+                elif isinstance(f, EntityFact):
+                    k.kinds[f.name] = f.entity_kind
+                elif isinstance(f, VersionSeenFact):
+                    k.versions[f.entity].append((f, ev.id))
+        k.changes, undated = date_rollouts(k.changes, rollouts)
+        k.undated += undated
+        diff_snapshots(k.changes, k.undated, snapshots, k.env)
+        deployed_from_changes(k.changes, k.case.window.end, k.deployed)
+        return k
+
+    # --- views ---------------------------------------------------------------------------------
+    def dependencies(self, entity: str) -> dict[str, list[Ref]]:
+        """What `entity` depends on (stated relations), with the refs that state each."""
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.deps.get(entity, []):
+            out.setdefault(rel.target, []).append((rel, eid))
+        return out
+
+    def consumers_of(self, entity: str) -> dict[str, list[Ref]]:
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.consumers.get(entity, []):
+            out.setdefault(rel.source, []).append((rel, eid))
+        return out
+
+    def kind(self, entity: str) -> str:
+        return self.kinds.get(entity, "service")
+
+    def changes_of(self, entity: str) -> list[Ref]:
+        return [(c, e) for c, e in self.changes if entity in c.about]

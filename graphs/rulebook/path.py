@@ -1,0 +1,283 @@
+"""§4 of docs/deciding.md, The anomalous path: from the subject along stated relations, hop by hop.
+
+`explains` says whether a dependency's anomaly explains its caller's (onset order, and magnitude in
+comparable units); `walk` follows explaining dependencies best first, the anomaly's own lines
+leading, and records on a `Trace` what it could not decide yet (the lookups that could extend or
+cut the path). Where the path ends, and how it moves at its end, is `root.py`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from graphs.rulebook.anomalies import EntityState, entity_state
+from graphs.rulebook.knowledge import Knowledge, Ref
+from state.facts import UPSTREAM, SignalFact
+
+TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "millis": 1.0, "milliseconds": 1.0, "s": 1000.0,
+              "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0}
+SHARE_UNITS = {"%": 0.01, "percent": 0.01, "pct": 0.01, "share": 1.0, "ratio": 1.0, "fraction": 1.0}
+"""Units in which two anomalies compare (§4: latency in time units, error shares), with the factor to
+a common unit. The time units overlap the profile's `unit_roles.latency`, which has no factors."""
+
+MACHINES = ("node", "host")
+"""A machine depends on nothing the path could follow: what matters there is who else runs on it
+(its consumers, §5), never what it "depends on"."""
+
+CONDUITS = ("queue",)
+"""Kinds that only carry work between others: a queue's backlog or lag grows because its consumers
+slowed down or its producers surged, so it is a root only when nothing else is."""
+
+
+# --- explanation between two anomalies ---------------------------------------------------------
+
+def comparable(sig: SignalFact) -> tuple[str, float] | None:
+    """(comparable family, factor to a common unit) for latency in time units and error shares."""
+    unit = sig.unit.strip().lower().split(" ", 1)[0]
+    if sig.role == "latency" and unit in TIME_UNITS:
+        return "latency", TIME_UNITS[unit]
+    if sig.role == "errors" and unit in SHARE_UNITS:
+        return "errors", SHARE_UNITS[unit]
+    return None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    observed: bool
+    explains: bool
+    why: str
+
+
+def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanation:
+    tol = k.case.window.onset_tolerance
+    if not lower.anomalous or upper.onset is None or lower.onset is None:
+        return Explanation(False, False, f"{lower.entity} shows no anomaly")
+    if lower.onset > upper.onset + tol:
+        return Explanation(False, False, f"{lower.entity}'s onset {lower.onset:%H:%M:%S} is after "
+                                         f"{upper.entity}'s {upper.onset:%H:%M:%S} (+{int(tol.total_seconds())} s)")
+    best: tuple[float, float, SignalFact, SignalFact] | None = None
+    for uf, _ue in upper.anomalies:
+        if not isinstance(uf, SignalFact) or uf.delta is None:
+            continue
+        nu = comparable(uf)
+        for lf, _le in lower.anomalies:
+            if not isinstance(lf, SignalFact) or lf.delta is None:
+                continue
+            nl = comparable(lf)
+            if nu and nl and nu[0] == nl[0]:
+                du, dl = abs(uf.delta) * nu[1], abs(lf.delta) * nl[1]
+                if best is None or dl / max(du, 1e-12) > best[1] / max(best[0], 1e-12):
+                    best = (du, dl, uf, lf)
+    # the fraction rule weighs like against like: a dependency whose anomaly shows in another kind of
+    # signal (evictions, misses, saturation, a queue, errors) explains its caller's slowdown even if its
+    # own latency barely moved (the caller recomputes, retries or waits)
+    other_kind = any(isinstance(lf, SignalFact) and comparable(lf) is None and lf.signal == "metric"
+                     for lf, _le in lower.anomalies)
+    if best is not None and not other_kind:
+        du, dl, uf, lf = best
+        frac = k.profile.anomaly.explain_fraction
+        if dl < frac * du:
+            return Explanation(True, False, f"{lower.entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than "
+                                            f"{int(frac * 100)} % of {upper.entity}'s {uf.name} rise ({uf.delta:g} {uf.unit}):"
+                                            f" {upper.entity} amplified it")
+    return Explanation(True, True, f"{lower.entity} anomalous since {lower.onset:%H:%M:%S}, not after "
+                                   f"{upper.entity}'s onset {upper.onset:%H:%M:%S}")
+
+
+# --- the path ----------------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    entity: str
+    state: EntityState
+    parent: str | None
+    via: tuple[Ref, ...] = ()
+    """The relation refs that state parent -> entity (or, sideways, entity -> parent)."""
+    sideways: bool = False
+    depth: int = 0
+    via_named: bool = False
+    """Its caller's bursting error lines name it: the anomaly itself points along this hop."""
+
+
+@dataclass
+class Trace:
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pending: list[tuple[str, str, str]] = field(default_factory=list)
+    """(action, entity, why): lookups that could extend or cut the path."""
+    later: list[tuple[str, str, str]] = field(default_factory=list)
+    """(action, entity, why): lookups that only complete the picture around a hop the anomaly's own
+    lines already point along (the other dependencies of a caller whose errors name the next hop)."""
+    named: set[str] = field(default_factory=set)
+    """Entities the anomalous lines of an entity on the path name: where its errors point."""
+    aside: dict[str, str] = field(default_factory=dict)
+    """Dependencies (-> the entity on the path that has them) left aside because that entity's
+    errors point elsewhere; any that are anomalous and never joined the path are listed."""
+    blocked: dict[str, str] = field(default_factory=dict)
+    """Denied sources a lookup for an entity on the path returned -> that entity (the first to meet it)."""
+    beside: list[str] = field(default_factory=list)
+    """Denied sources of an entity that left the path because its own signals are healthy and
+    nothing changed on the way to it (its caller's side of the call failed): they could only say
+    something stands in front of it, which matters while the anomaly does not name the cause."""
+    failed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checked: dict[str, str] = field(default_factory=dict)
+    """Dependencies ruled out, and why."""
+    roots: list[str] = field(default_factory=list)
+    root: str | None = None
+    ambiguous: list[str] = field(default_factory=list)
+    rivals: set[str] = field(default_factory=set)
+    """Dependencies left aside that explain their caller on the path on their own, with an onset no later
+    than the root's plus the tolerance: rival branches, so the root found is not the only one."""
+
+    def path(self, entity: str | None = None) -> list[str]:
+        out = []
+        cur = entity or self.root
+        while cur is not None:
+            out.append(cur)
+            cur = self.nodes[cur].parent
+        return list(reversed(out))
+
+    def block(self, entity: str, sources: list[str] | tuple[str, ...]) -> None:
+        for d in sources:
+            self.blocked.setdefault(d, entity)
+
+    def need(self, action: str, entity: str, why: str) -> None:
+        if (action, entity, why) not in self.pending and not any(p[:2] == (action, entity) for p in self.pending):
+            self.pending.append((action, entity, why))
+        self.later = [p for p in self.later if p[:2] != (action, entity)]
+
+    def unread_dependencies(self) -> list[tuple[str, str]]:
+        """(entity, why): known dependencies of the path its errors did not name, not read yet; read
+        before a cause is confirmed, since one may be a rival branch (docs/deciding.md §4)."""
+        return [(e, why) for act, e, why in self.later if act == "telemetry" and e not in self.checked]
+
+    def defer(self, action: str, entity: str, why: str) -> None:
+        if not any(p[:2] == (action, entity) for p in (*self.pending, *self.later)):
+            self.later.append((action, entity, why))
+
+
+def _deps(k: Knowledge, entity: str) -> dict[str, list[Ref]]:
+    return k.dependencies(entity)
+
+
+def named_by(k: Knowledge, entity: str) -> set[str]:
+    """Entities the bursting warning/error lines (spans, events) of `entity` name: where its errors point."""
+    return {m.name for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name not in (entity, UPSTREAM)}
+
+
+def blames_upstream(k: Knowledge, entity: str) -> bool:
+    """The bursting bad lines of `entity` blame something below it without naming it."""
+    return any(m.anomalous and m.name == UPSTREAM for m, _e in k.mentions.get(entity, []))
+
+
+def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:
+    """Best-first over stated relations: each entity is expanded once, so the work is linear in the
+    relations read (no path enumeration); depth is bounded by `max_hops`.
+
+    The anomaly's own lines lead: a dependency that an entity's bursting error lines name is
+    followed first, and while one of those explains it, its other dependencies and relations are
+    only looked up to complete the picture (`later`), never before the path reaches its end."""
+    t = Trace()
+    s = start or entity_state(k, subject)
+    t.nodes[subject] = Node(subject, s, None)
+    if not s.anomalous:
+        if s.status == "unknown":
+            t.need("telemetry", subject, f"the anomaly of {subject}")
+        return t
+    if not k.searches.done_full(subject):
+        # its own lines, spans and events name what its errors involve (implication, callers' view)
+        t.need("telemetry", subject, f"every signal of {subject}, whose own lines name where its errors come from")
+    frontier: deque[str] = deque([subject])
+    while frontier:
+        x = frontier.popleft()
+        node = t.nodes[x]
+        if node.depth >= max_hops:
+            t.notes.append(f"stopped at {x}: max_hops {max_hops}")
+            t.roots.append(x)
+            continue
+        if x != subject and not k.searches.done_full(x) and k.kind(x) != "component":
+            # its own lines name what its errors involve: callers' view of what lies below, implication
+            t.need("telemetry", x, f"every signal of {x}, whose own lines name where its errors come from")
+        named = named_by(k, x)
+        t.named |= named
+        unknown: list[tuple[str, str]] = []
+        deps = _deps(k, x)
+        # what the errors name first: while one of those explains x, the path goes on along it only
+        children = _expand(k, t, x, node, {d: r for d, r in deps.items() if d in named}, named=named, unknown=unknown)
+        led = bool(children)
+        rest = {d: r for d, r in deps.items() if d not in named}
+        if led:
+            for d in sorted(rest):
+                if d in t.nodes or d in t.checked:
+                    continue
+                if entity_state(k, d).status == "unknown":
+                    t.defer("telemetry", d, f"whether {d} (a dependency of {x}) shows an anomaly too "
+                                            f"(not named by {x}'s errors)")
+                else:
+                    t.aside.setdefault(d, x)
+        else:
+            children += _expand(k, t, x, node, rest, named=named, unknown=unknown)
+        for d, why in unknown:
+            if d in named or not led:
+                t.need("telemetry", d, why)
+            else:
+                t.defer("telemetry", d, why + f" (not named by {x}'s errors)")
+        if not led:
+            # what x depends on, where nothing it names explains it, may be in a source it cannot read
+            t.block(x, k.searches.denied("relations", x))
+        if not k.searches.done("relations", x, direction="dependencies") and k.kind(x) not in (*CONDUITS, *MACHINES):
+            if led:
+                t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
+            else:
+                t.need("relations", x, f"what {x} depends on")
+        frontier.extend(sorted(children, key=lambda e: (t.nodes[e].state.onset, e)))
+        if not children:
+            t.roots.append(x)
+    return t
+
+
+def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref]],
+            through: tuple[Ref, ...] = (), seen: frozenset[str] = frozenset(), *, named: frozenset[str] | set[str] = frozenset(),
+            unknown: list[tuple[str, str]] | None = None) -> list[str]:
+    out: list[str] = []
+    unknown = unknown if unknown is not None else []
+    for d in sorted(deps):
+        refs = tuple((*through, *deps[d]))
+        if d in t.nodes or d in seen:
+            continue
+        kind = k.kind(d)
+        st = entity_state(k, d, caller=x)
+        if kind == "component" and not k.signals.get(d):
+            # a library runs inside its caller: look through it to what it talks to
+            inner = {n: r for n, r in _deps(k, d).items() if n not in t.nodes}
+            if not k.searches.done("relations", d, direction="dependencies"):
+                t.need("relations", d, f"what {d} talks to")
+            out += _expand(k, t, x, node, inner, refs, seen | {d}, named=named | ({*inner} if d in named else set()),
+                           unknown=unknown)
+            continue
+        if st.status == "unknown":
+            unknown.append((d, f"whether {d} (a dependency of {x}) shows an anomaly"))
+            continue
+        if st.status == "denied":
+            t.block(d, st.denied)
+            t.checked[d] = f"{d}'s telemetry is not readable ({', '.join(st.denied)})"
+            continue
+        if st.status == "failed":
+            t.failed.append(d)
+            continue
+        if st.status != "anomalous":
+            t.checked[d] = {"normal": f"{d} shows no anomaly in the window",
+                            "no_telemetry": f"{d} has no telemetry and no caller names it in errors",
+                            "undecidable": f"{d}'s telemetry has too thin a baseline to decide"}[st.status]
+            continue
+        ex = explains(k, node.state, st)
+        if not ex.explains:
+            t.checked[d] = ex.why
+            if ex.observed:
+                t.notes.append(ex.why)
+            continue
+        t.nodes[d] = Node(d, st, x, refs, depth=node.depth + 1, via_named=d in named)
+        out.append(d)
+    return out
+
