@@ -66,7 +66,8 @@ def test_an_alert_posted_to_the_service_is_collected_live_and_the_planted_commit
     assert (root["entity"], root["change"], root["element"]) == ("payments", change, "upstream_timeout")
     assert root["path"] == ["web", "payments"]
     assert next(c for c in run["claims"] if c["id"] == "causal_attribution")["root_cause"]["change"] == change
-    assert f"Root cause: <strong>payments</strong> (deployment, {change})" in page
+    answer = page.split("Root cause (confirmed): ", 1)[1].split("</", 1)[0]  # the page's answer box
+    assert answer.startswith("payments") and change in answer and "upstream_timeout" in answer
 
     collection = yaml.safe_load((case / "collection.yaml").read_text())
     assert collection["services"] == ["web", "payments"]
