@@ -24,7 +24,8 @@ SAMPLE = next((p for p in CANDIDATES if p.is_dir()), None)
 def scores():
     if SAMPLE is None:
         pytest.skip("the dev sample (../shared/cases-dev/converted) is not on this machine")
-    from investigator.evaluate import evaluate_parallel, expand
+    from investigator.eval_parallel import evaluate_parallel
+    from investigator.evaluate import expand
 
     return evaluate_parallel(expand([SAMPLE]), ["basic"], jobs=2)
 

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def scores(tmp_path_factory):
-    from investigator.evaluate import evaluate_parallel, expand
+    from investigator.eval_parallel import evaluate_parallel
+    from investigator.evaluate import expand
     from investigator.generator import generate
 
     out = tmp_path_factory.mktemp("generated")

@@ -14,7 +14,8 @@ from investigator.cli.common import library, workspace_factory
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from investigator.evaluate import evaluate, evaluate_parallel, expand, to_json, to_markdown
+    from investigator.eval_parallel import evaluate_parallel
+    from investigator.evaluate import evaluate, expand, to_json, to_markdown
 
     base = library(args)
     for given in map(Path, args.cases):
