@@ -259,9 +259,9 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
         rows = svc.summaries(svc.ledger.rows(limit=500))
         return HTMLResponse(pages.get_template("runs.html").render(runs=rows))
 
-    @app.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(run_id: str) -> HTMLResponse:
-        """The report page: the one renderer of report.html, under a bar with the run's state and links."""
+    def _report_page(run_id: str, *, bar: bool, not_yet: int) -> HTMLResponse:
+        """The report.html renderer for a run that has started (with the service bar when `bar`);
+        404 for an unknown run, the queued/failed page with status `not_yet` before it starts."""
         from investigator.report_html import render_html
 
         try:
@@ -270,20 +270,17 @@ def create_app(settings: ServiceSettings, *, in_process_worker: bool | None = No
             return HTMLResponse(pages.get_template("missing.html").render(message=str(exc)), status_code=404)
         run = svc.summary(row)
         if svc.run_row(run_id) is None:
-            return HTMLResponse(pages.get_template("run.html").render(run=run))
-        return HTMLResponse(render_html(svc.inv.report(run_id), service=_service_bar(run)))
+            return HTMLResponse(pages.get_template("run.html").render(run=run), status_code=not_yet)
+        return HTMLResponse(render_html(svc.inv.report(run_id), service=_service_bar(run) if bar else None))
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run_page(run_id: str) -> HTMLResponse:
+        """The report page: the one renderer of report.html, under a bar with the run's state and links."""
+        return _report_page(run_id, bar=True, not_yet=200)
 
     @app.get("/runs/{run_id}/report.html", response_class=HTMLResponse)
     def report_html(run_id: str) -> HTMLResponse:
         """The full report, the same page `investigator run` writes as report.html."""
-        from investigator.report_html import render_html
-
-        try:
-            row = svc.ledger.by_run(run_id)
-        except RunNotFound as exc:
-            return HTMLResponse(pages.get_template("missing.html").render(message=str(exc)), status_code=404)
-        if svc.run_row(run_id) is None:
-            return HTMLResponse(pages.get_template("run.html").render(run=svc.summary(row)), status_code=409)
-        return HTMLResponse(render_html(svc.inv.report(run_id)))
+        return _report_page(run_id, bar=False, not_yet=409)
 
     return app

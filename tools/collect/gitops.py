@@ -14,6 +14,8 @@ and at the window's end for a service with no commit in the lookback (its relati
 
 from __future__ import annotations
 
+import functools
+
 import fnmatch
 import hashlib
 import json
@@ -280,22 +282,24 @@ def collect_git(repo: GitRepo, profile: GitProfile, *, service: str, environment
     end_sha = repo.head_at(until)
     if end_sha is None:
         raise GitFailed(f"no commit at or before {until.isoformat()} in {repo.source}")
+    @functools.cache
+    def owner(path: str) -> str | None:  # asked again for every commit and snapshot: matched once a path
+        return service_of_path(path, profile.paths, environment, environments)
+
     by_service: dict[str, list[str]] = {}
     for f in repo.files_at(end_sha):
-        if (s := service_of_path(f, profile.paths, environment, environments)) is not None:
+        if (s := owner(f)) is not None:
             by_service.setdefault(s, []).append(f)
     res.services = related_services(repo, end_sha, by_service, service, profile.related_depth, profile)
     commits = repo.commits(since, until)
     records: list[dict] = []
     used_commits: list[str] = []
     for svc in res.services:
-        mine = [c for c in commits if any(service_of_path(f, profile.paths, environment, environments) == svc
-                                          for f in c.files)]
+        mine = [c for c in commits if any(owner(f) == svc for f in c.files)]
         files_end = by_service.get(svc, [])
 
         def owned(sha: str, svc: str = svc) -> list[str]:
-            return [f for f in _config_files(repo.files_at(sha), profile.config_files)
-                    if service_of_path(f, profile.paths, environment, environments) == svc]
+            return [f for f in _config_files(repo.files_at(sha), profile.config_files) if owner(f) == svc]
 
         snaps: list[tuple[str, datetime, dict, list[str]]] = []  # (version, captured_at, settings, files)
         if mine:
@@ -306,7 +310,7 @@ def collect_git(repo: GitRepo, profile: GitProfile, *, service: str, environment
                 snaps.append((before.short, before.at, data, used))
             prev = before
             for c in mine:
-                touched = [f for f in c.files if service_of_path(f, profile.paths, environment, environments) == svc]
+                touched = [f for f in c.files if owner(f) == svc]
                 after, used = _snapshot(repo, c.sha, owned(c.sha))
                 was = _flatten(snaps[-1][2]) if snaps else {}
                 now = _flatten(after)
