@@ -20,7 +20,7 @@ from graphs.planner import DeterministicPlanner, Planner
 from state.case import Case
 from state.errors import RunStateError
 from state.profile import Profile
-from state.progress import Progress, quiet
+from state.progress import Progress, silent
 from state.store import Store
 from tools.access import AccessPolicy
 from tools.corpus import SourceDoc
@@ -164,7 +164,7 @@ class Deps:
     chunks: ChunkTexts
     """Indexed text of a chunk id, to re-anchor a span in a changed source."""
     planner: Planner = field(default_factory=DeterministicPlanner)
-    progress: Progress = quiet
+    progress: Progress = silent
     crash: CrashPoint | None = None
     lease: Lease = field(default_factory=NoLease)
     """Renewed after every node (raises when the run was lost to another worker)."""

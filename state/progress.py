@@ -21,7 +21,7 @@ from collections.abc import Callable
 Progress = Callable[[str], None]
 
 
-def quiet(_message: str) -> None:
+def silent(_message: str) -> None:
     """A `Progress` that says nothing."""
 
 

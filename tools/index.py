@@ -27,7 +27,7 @@ import pyarrow as pa
 from state import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
 from state.profile import Profile
-from state.progress import Progress, Ticker
+from state.progress import Progress, Ticker, silent
 from tools import derive
 from tools.chunking import Chunk, chunk_source
 from tools.tombstones import tombstoned
@@ -91,7 +91,7 @@ STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", 
                      "metric_points", "log_lines")
 
 
-def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = lambda _m: None,
+def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = silent,
                 docs: list[SourceDoc] | None = None, profile: Profile | None = None,
                 vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources (parsed here unless given),
@@ -106,7 +106,7 @@ def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progre
 
 
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
-                      docs: list[SourceDoc] = (), progress: Progress = lambda _m: None,
+                      docs: list[SourceDoc] = (), progress: Progress = silent,
                       profile: Profile | None = None, vectors_from: Sequence[Path] = ()) -> IndexInfo:
     """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`.
 
@@ -207,7 +207,7 @@ _HELD: dict[tuple[str, int], list[int]] = {}
 
 
 @contextmanager
-def build_lock(folder: Path, progress: Progress = lambda _m: None, what: str = "the index",
+def build_lock(folder: Path, progress: Progress = silent, what: str = "the index",
                poll: float = 0.25, remind: float = 30.0) -> Iterator[None]:
     """Hold the build lock of an index folder (`flock` on `<folder>/.lock`) while checking
     whether its indexes are current and (re)building them.

@@ -40,7 +40,7 @@ from graphrag.config.models.graph_rag_config import GraphRagConfig
 from graphrag.tokenizer.get_tokenizer import get_tokenizer
 from graphrag_llm.config import ModelConfig
 
-from state.progress import Progress, Ticker, quiet
+from state.progress import Progress, Ticker, silent
 from tools.index import crash_point
 
 from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, UNTRACED, register_extract_workflow
@@ -101,7 +101,7 @@ def build_graph_index(
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
     finish: Callable[[Path], None] | None = None,
-    progress: Progress = quiet,
+    progress: Progress = silent,
 ) -> BuildStats:
     """Build (or fully replace) the index in ``out_dir``; blocking.
 
@@ -144,7 +144,7 @@ async def abuild_graph_index(
     report_model: ModelConfig | None = None,
     subject: Callable[[str], str | None] | None = None,
     finish: Callable[[Path], None] | None = None,
-    progress: Progress = quiet,
+    progress: Progress = silent,
 ) -> BuildStats:
     """Async form of ``build_graph_index``.
 

@@ -34,7 +34,7 @@ import duckdb
 import numpy as np
 
 from state import Frozen, stable_id
-from state.progress import Progress, Ticker
+from state.progress import Progress, Ticker, silent
 from tools.embedding import Embedder
 from tools.index import open_index
 
@@ -138,7 +138,7 @@ def build_case_graph(
     graph_dir: Path,
     embedder: Embedder,
     extractor: EntityAnalyzer,
-    progress: Progress = lambda _m: None,
+    progress: Progress = silent,
     report_model: Any = None,
     readerships: Mapping[str, str] | None = None,
 ) -> GraphBuildInfo:
