@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from investigator.evaluate import CaseScore, case_line, evaluate, finished_counter
+from investigator.evaluate import CaseScore, case_line, error_score, evaluate, finished_counter
 from state.expected import load_expected
 
 
@@ -84,11 +84,7 @@ def evaluate_parallel(cases: list[Path], tools: list[str], jobs: int,
 def _crashed(case_dir: Path, tool: str) -> CaseScore:
     expected = load_expected(case_dir)
     assert expected is not None
-    return CaseScore(case_id=case_dir.name, retrieval=tool, claims=len(expected.claims), verdicts_correct=0,
-                     false_confirmations=0, evidence_recall=None, evidence_precision=None, citations=0,
-                     citations_valid=0, leaks=0, rounds=0, reads=0, stop="error", stop_expected=expected.stop_reason,
-                     seconds=0.0, verdicts={}, expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
-                     error="the worker process died (native crash)")
+    return error_score(case_dir.name, tool, expected, "the worker process died (native crash)")
 
 
 def _report(got: list[CaseScore], progress: Callable[[str], None]) -> None:

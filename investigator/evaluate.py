@@ -100,6 +100,15 @@ class CaseScore(Frozen):
         return " ✗ (right, not confirmed)" if self.root_ok else " ✗"
 
 
+def error_score(case_id: str, tool: str, expected: Expected, error: str) -> CaseScore:
+    """The score of a run that ended in an error instead of a report: every verdict wrong, stop `error`."""
+    return CaseScore(case_id=case_id, retrieval=tool, claims=len(expected.claims), verdicts_correct=0,
+                     false_confirmations=0, evidence_recall=None, evidence_precision=None, citations=0,
+                     citations_valid=0, leaks=0, rounds=0, reads=0, stop="error", stop_expected=expected.stop_reason,
+                     seconds=0.0, verdicts={}, expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
+                     error=error)
+
+
 def case_line(s: CaseScore) -> str:
     """One finished case, as `eval` prints it while the rest run (the same mark as its table row)."""
     root = {None: "-", True: "ok"}.get(s.root_scored, "right, not confirmed" if s.root_ok else "WRONG")
@@ -260,12 +269,7 @@ def evaluate(cases: list[Path], tools: list[str], make: Callable[[Path, Callable
                 try:
                     result = inv.start(case_dir, retrieval=tool)  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001 - a crash is a result to report, not a reason to stop
-                    s = CaseScore(case_id=case_dir.name, retrieval=tool, claims=len(expected.claims), verdicts_correct=0,
-                                  false_confirmations=0, evidence_recall=None, evidence_precision=None, citations=0,
-                                  citations_valid=0, leaks=0, rounds=0, reads=0, stop="error",
-                                  stop_expected=expected.stop_reason, seconds=0.0, verdicts={},
-                                  expected_verdicts={c: g.verdict for c, g in expected.claims.items()},
-                                  error=f"{type(exc).__name__}: {exc}"[:300])
+                    s = error_score(case_dir.name, tool, expected, f"{type(exc).__name__}: {exc}"[:300])
                     scores.append(s)
                     finished(f"{case_dir.name} [{tool}]: error {s.error}")
                     continue
