@@ -5,7 +5,7 @@ Each test builds the facts a run would have read (tests/rulesworld.py): no loop,
 
 from __future__ import annotations
 
-from rulesworld import World, at, case, change, dep, names, rise
+from rulesworld import World, at, case, change, dep, flat, names, rise
 
 from graphs.rulebook.counter_evidence import decide_counter_evidence
 from graphs.rulebook.hypotheses import read_blame, restates_symptom
@@ -149,3 +149,41 @@ def test_a_deploy_above_a_noisy_neighbour_the_path_settles_on_is_refuted_even_wi
     d = _decide(w)
     assert d.verdict == "refuted", d.rule
     assert "noisy neighbour at batch" in d.rule
+
+
+def _mechanism_case(direction: str = "up"):
+    """db's config push is the cause; the hypothesis blames it *and* says how: web's timeouts rise."""
+    return _case(blames={"entity": "db", "change": "CFG-9"}, statement="the db push lowered a timeout",
+                 predicts={"metric": "timeouts_per_s", "entity": "web", "direction": direction, "min_ratio": 3})
+
+
+def _chain_to_cfg9(w: World) -> World:
+    w.read(rise("web", 0), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", -2))
+    w.read(change("CFG-9", "db", -4, type_="config_push"), source_kind="change")
+    w.everything_looked("web", "db")
+    return w
+
+
+def test_a_hypothesis_that_says_how_the_change_did_it_stays_open_until_that_mechanism_is_read():
+    d = _decide(_chain_to_cfg9(World(_mechanism_case())))
+    assert d.verdict == "insufficient", d.rule
+    assert any("timeouts_per_s of web" in m for m in d.missing)
+
+
+def test_the_right_change_by_a_mechanism_that_is_not_observed_refutes_the_hypothesis():
+    """The path ends at the blamed change, but the series the hypothesis says it moved is flat: the
+    change may be the cause, the explanation is still wrong."""
+    w = _chain_to_cfg9(World(_mechanism_case()))
+    w.read(flat("web", 0.5, role="errors", unit="1/s", name="timeouts_per_s"))
+    d = _decide(w)
+    assert d.verdict == "refuted" and "not observed" in d.rule, d.rule
+    assert d.opposing
+
+
+def test_the_right_change_by_the_mechanism_observed_confirms_the_hypothesis():
+    w = _chain_to_cfg9(World(_mechanism_case()))
+    w.read(rise("web", 0.5, base=0.5, level=9.0, role="errors", unit="1/s", name="timeouts_per_s"))
+    d = _decide(w)
+    assert d.verdict == "confirmed" and "observed" in d.rule, d.rule
