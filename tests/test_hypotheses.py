@@ -187,3 +187,20 @@ def test_the_right_change_by_the_mechanism_observed_confirms_the_hypothesis():
     w.read(rise("web", 0.5, base=0.5, level=9.0, role="errors", unit="1/s", name="timeouts_per_s"))
     d = _decide(w)
     assert d.verdict == "confirmed" and "observed" in d.rule, d.rule
+
+
+def test_times_in_a_verdict_are_told_in_the_cases_own_zone():
+    """A case written for +05:30 reads its rules in +05:30, as its report header says; the facts
+    themselves keep UTC."""
+    from datetime import timedelta, timezone
+
+    ist = timezone(timedelta(hours=5, minutes=30))
+    c = _case(blames={"entity": "web"})
+    c = c.model_copy(update={"window": c.window.model_copy(update={"start": c.window.start.astimezone(ist),
+                                                                   "end": c.window.end.astimezone(ist)})})
+    w = World(c)
+    w.read(rise("web", 0))
+    w.read(_deploy(5, started=4), source_kind="change")
+    w.everything_looked("web")
+    d = _decide(w)
+    assert d.verdict == "refuted" and "began at 14:30:00, before DEP-1 started at 14:34:00" in d.rule, d.rule

@@ -141,7 +141,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         return out
     onset = st.onset
     if onset is not None and c.started_at is not None and onset + tol < c.started_at:
-        out.append((f"{e}'s anomaly began at {onset:%H:%M:%S}, before {c.id} started at {c.started_at:%H:%M:%S}",
+        out.append((f"{e}'s anomaly began at {k.clock(onset)}, before {c.id} started at {k.clock(c.started_at)}",
                     (eid, *st.evidence[:2])))
     path = t.path() if t.root else []
     if e in path and e != t.root:
@@ -149,7 +149,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         bst = t.nodes[below].state
         if cause_below != c.id and (cause_below is not None or (bst.onset is not None and c.started_at is not None
                                                                     and bst.onset + tol < c.started_at)):
-            out.append((f"{e}'s anomaly is explained by {below}, anomalous since {bst.onset:%H:%M:%S}"
+            out.append((f"{e}'s anomaly is explained by {below}, anomalous since {k.clock(bst.onset)}"
                         + (f", whose cause is {cause_below}" if cause_below else f", before {c.id} started"),
                         (eid, *bst.evidence[:3])))
     rb = _rollback(k, c)
@@ -158,7 +158,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         recovered = [f.recovered_at for f, _x in st.anomalies if isinstance(f, SignalFact) and f.recovered_at]
         if r.effective is not None and r.effective + 2 * tol < w.end and (
                 not recovered or min(recovered) > r.effective + 2 * tol):
-            out.append((f"{r.id} rolled {c.id} back at {r.effective:%H:%M:%S} and {e}'s anomaly did not end",
+            out.append((f"{r.id} rolled {c.id} back at {k.clock(r.effective)} and {e}'s anomaly did not end",
                         (eid, reid, *st.evidence[:2])))
     if onset is not None:
         level = k.profile.anomaly.log_burst_min
@@ -186,7 +186,7 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
             w = k.case.window
             return Verdict("refuted", f"no change of {b.entity}" + (f" ({b.change or b.version})" if b.change or b.version
                                                                    else "")
-                           + f" took effect in {w.change_from:%H:%M}–{w.end:%H:%M}: every readable change source of "
+                           + f" took effect in {k.clock(w.change_from, '%H:%M')}–{k.clock(w.end, '%H:%M')}: every readable change source of "
                              f"{b.entity} was searched")
         why = f"change records of {b.entity} in the window"
         if denied:

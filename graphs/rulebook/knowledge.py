@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from graphs.rulebook.changes import Ref, date_rollouts, deployed_from_changes, diff_snapshots
 from graphs.rulebook.searches import Searches
@@ -115,6 +116,10 @@ class Knowledge:
         return k
 
     # --- views ---------------------------------------------------------------------------------
+    def clock(self, when: datetime | None, fmt: str = "%H:%M:%S") -> str:
+        """A time of day as the report prints it: in the case's own zone (its window's offset)."""
+        return "?" if when is None else when.astimezone(self.case.window.start.tzinfo).strftime(fmt)
+
     def here(self, environment: str) -> bool:
         """Whether a source or fact of `environment` is about the subject's environment (`*`: every one)."""
         return environment == "*" or same_environment(environment, self.env)
