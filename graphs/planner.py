@@ -18,6 +18,7 @@ from typing import Protocol
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.applicability import applicability
 from graphs.rulebook.cause import cause_at
+from graphs.rulebook.hypotheses import telling_prediction
 from graphs.rulebook.path import Trace
 from graphs.rulebook.root import change_candidates, fronting
 from state.case import Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, Hypothesis, SymptomClaim
@@ -113,6 +114,11 @@ class DeterministicPlanner:
                 yield Gap(claim_id=claim_id, act=TelemetryAction(entities=(b.entity,), environment=env,
                                                                  signals=("logs", "traces", "events")),
                           reason=f"{h.id}: whether instances of {b.entity} on the version before the change fail too")
+            p = telling_prediction(h, case)
+            if p is not None:
+                ent = p.entity or s
+                yield Gap(claim_id=claim_id, act=TelemetryAction(entities=(ent,), environment=env, metric=p.metric),
+                          reason=f"{h.id} says how the change did it: {p.metric} of {ent} {p.direction}")
             return
         assert h.predicts is not None
         ent = h.predicts.entity or s

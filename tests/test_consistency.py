@@ -65,3 +65,19 @@ def test_the_decided_verdicts_of_a_run_are_consistent_by_construction():
     assert decisions["cause"].verdict == "confirmed", decisions["cause"].missing
     assert decisions["ce"].verdict == "confirmed", decisions["ce"].rule
     assert contradictions(c, P, decisions, k.blames) == []
+
+
+def test_a_hypothesis_refuted_by_its_mechanism_does_not_contradict_the_same_change_as_the_cause():
+    """"The deploy lowered a timeout" is refuted when timeouts stay flat; that is no denial that the
+    deploy caused the symptom by another mechanism, so the confirmed cause stands."""
+    from rulesworld import flat
+
+    hyp = [{"id": "h", "statement": "the web deploy lowered a timeout", "blames": {"entity": "web"},
+            "predicts": {"metric": "timeouts_per_s", "entity": "web", "direction": "up", "min_ratio": 3}}]
+    c = _case([{"id": "ce", "kind": "counter_evidence", "statement": "s", "hypothesis": "h"}], hyp)
+    w = _subject_cause_world(c)
+    w.read(flat("web", 0.5, role="errors", unit="1/s", name="timeouts_per_s"))
+    k = w.knowledge()
+    decisions = reconcile(c, P, decide_all(c, k), k.blames)
+    assert decisions["ce"].verdict == "refuted", decisions["ce"].rule
+    assert decisions["cause"].verdict == "confirmed" and not decisions["cause"].conflicts

@@ -5,7 +5,7 @@ Each test builds the facts a run would have read (tests/rulesworld.py): no loop,
 
 from __future__ import annotations
 
-from rulesworld import World, at, case, change, dep, names, rise
+from rulesworld import World, at, case, change, dep, flat, names, rise
 
 from graphs.rulebook.counter_evidence import decide_counter_evidence
 from graphs.rulebook.hypotheses import read_blame, restates_symptom
@@ -149,3 +149,58 @@ def test_a_deploy_above_a_noisy_neighbour_the_path_settles_on_is_refuted_even_wi
     d = _decide(w)
     assert d.verdict == "refuted", d.rule
     assert "noisy neighbour at batch" in d.rule
+
+
+def _mechanism_case(direction: str = "up"):
+    """db's config push is the cause; the hypothesis blames it *and* says how: web's timeouts rise."""
+    return _case(blames={"entity": "db", "change": "CFG-9"}, statement="the db push lowered a timeout",
+                 predicts={"metric": "timeouts_per_s", "entity": "web", "direction": direction, "min_ratio": 3})
+
+
+def _chain_to_cfg9(w: World) -> World:
+    w.read(rise("web", 0), names("web", "db", 0.2, kind="database"))
+    w.read(dep("web", "db"), source_kind="config")
+    w.read(rise("db", -2))
+    w.read(change("CFG-9", "db", -4, type_="config_push"), source_kind="change")
+    w.everything_looked("web", "db")
+    return w
+
+
+def test_a_hypothesis_that_says_how_the_change_did_it_stays_open_until_that_mechanism_is_read():
+    d = _decide(_chain_to_cfg9(World(_mechanism_case())))
+    assert d.verdict == "insufficient", d.rule
+    assert any("timeouts_per_s of web" in m for m in d.missing)
+
+
+def test_the_right_change_by_a_mechanism_that_is_not_observed_refutes_the_hypothesis():
+    """The path ends at the blamed change, but the series the hypothesis says it moved is flat: the
+    change may be the cause, the explanation is still wrong."""
+    w = _chain_to_cfg9(World(_mechanism_case()))
+    w.read(flat("web", 0.5, role="errors", unit="1/s", name="timeouts_per_s"))
+    d = _decide(w)
+    assert d.verdict == "refuted" and "not observed" in d.rule, d.rule
+    assert d.opposing
+
+
+def test_the_right_change_by_the_mechanism_observed_confirms_the_hypothesis():
+    w = _chain_to_cfg9(World(_mechanism_case()))
+    w.read(rise("web", 0.5, base=0.5, level=9.0, role="errors", unit="1/s", name="timeouts_per_s"))
+    d = _decide(w)
+    assert d.verdict == "confirmed" and "observed" in d.rule, d.rule
+
+
+def test_times_in_a_verdict_are_told_in_the_cases_own_zone():
+    """A case written for +05:30 reads its rules in +05:30, as its report header says; the facts
+    themselves keep UTC."""
+    from datetime import timedelta, timezone
+
+    ist = timezone(timedelta(hours=5, minutes=30))
+    c = _case(blames={"entity": "web"})
+    c = c.model_copy(update={"window": c.window.model_copy(update={"start": c.window.start.astimezone(ist),
+                                                                   "end": c.window.end.astimezone(ist)})})
+    w = World(c)
+    w.read(rise("web", 0))
+    w.read(_deploy(5, started=4), source_kind="change")
+    w.everything_looked("web")
+    d = _decide(w)
+    assert d.verdict == "refuted" and "began at 14:30:00, before DEP-1 started at 14:34:00" in d.rule, d.rule

@@ -107,3 +107,28 @@ def test_a_restricted_config_snapshot_captured_in_the_window_may_hide_a_change(t
     inside = (case.window.change_from + (case.window.end - case.window.change_from) / 2).isoformat()
     twin = _restricted_config_twin(case_copy, inside)
     assert twin in _change_lookup(case_copy, embedder, tmp_path).denied
+
+
+def test_a_change_ledger_that_writes_production_is_found_for_a_case_in_prod(tmp_path, case_copy, embedder):
+    """Exports name one environment several ways (`prod`, `production`, `prd`, `live`); a shared
+    ledger of every environment (`environment: "*"` in the manifest) keeps each line's own word.
+    A change written for `production` is the subject's; one written for `staging` is not."""
+    import json
+
+    import yaml
+
+    case = load_case(case_copy)
+    assert case.subject.environment == "prod"
+    when = case.window.change_from + (case.window.end - case.window.change_from) / 2
+    line = {"push_id": "PUSH-77", "change_type": "config-only", "service": case.subject.service,
+            "applied_at": when.isoformat(), "changes": {"someLimit": {"from": 10, "to": 1}}}
+    (case_copy / "sources" / "pushes.jsonl").write_text(
+        json.dumps({**line, "environment": "production"}) + "\n"
+        + json.dumps({**line, "push_id": "PUSH-78", "environment": "staging"}) + "\n")
+    manifest = yaml.safe_load((case_copy / "sources.yaml").read_text())
+    groups = next(s for s in manifest["sources"] if s["kind"] == "change")["groups"]
+    manifest["sources"].append({"id": "pushes", "path": "sources/pushes.jsonl", "kind": "change", "format": "ledger",
+                                "environment": "*", "service": "*", "groups": groups})
+    (case_copy / "sources.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    found = _change_lookup(case_copy, embedder, tmp_path)
+    assert "pushes" in {h.source_id for h in found.hits}

@@ -282,3 +282,23 @@ def test_a_documented_change_record_stays_a_record():
     record = ("id: DEP-1\ntype: deployment\nservice: checkout\nenvironment: prod\nstarted_at: 2026-04-29T10:22:00Z\n"
               "flag: {name: new-pricing, from: false, to: true}\n")
     assert detect(Path("DEP-1.yaml"), record) == ("change", "record")
+
+
+def test_a_library_in_a_catalog_is_a_component_that_runs_inside_its_callers_not_a_service():
+    """A library has no telemetry and no deploys of its own: it changes when a service that links it
+    is deployed, so the walk looks for its changes there, not for its own health."""
+    text = BACKSTAGE + """---
+apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata:
+  name: dbkit
+spec:
+  type: library
+  owner: team-c
+"""
+    cat, _ = catalogs.parse(text, "backstage")
+    assert {s.name: s.kind for s in cat.services} == {"checkout": "service", "orders-db": "database",
+                                                      "dbkit": "component"}
+    reg = json.dumps({"services": [{"name": "http-sdk", "type": "sdk"}, {"name": "web", "type": "svc"}]})
+    cat, _ = catalogs.parse(reg, "registry")
+    assert [(s.name, s.kind) for s in cat.services] == [("http-sdk", "component"), ("web", "service")]

@@ -738,3 +738,13 @@ def test_what_a_healthy_dependency_left_behind_unread_blocks_only_while_the_anom
     w.read(names("web", "tls_min_version", -0.7))
     d, _k = decide(w)
     assert d.verdict == "confirmed" and (d.root_cause.entity, d.root_cause.change) == ("web", "DEP-web"), d.missing
+
+
+def test_a_change_written_for_production_counts_for_a_case_in_prod_and_one_for_staging_does_not():
+    from rulesworld import World, case, change
+
+    w = World(case())
+    w.read(change("PUSH-1", "web", -3, type_="config_push").model_copy(update={"environment": "production"}),
+           change("PUSH-2", "web", -2, type_="config_push").model_copy(update={"environment": "staging"}),
+           source_kind="change")
+    assert [c.id for c, _e in w.knowledge().changes_of("web")] == ["PUSH-1"]

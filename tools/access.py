@@ -113,14 +113,17 @@ class RowScope:
         self._mask = np.zeros(len(src), dtype=bool)
 
     def mask(self, access: AccessSnapshot, environment: str) -> np.ndarray:
-        """Rows of sources the principal may read now, in `environment` or `*` (read-only: copy to narrow)."""
+        """Rows of sources the principal may read now, in `environment` (any name of it) or `*`
+        (read-only: copy to narrow)."""
         key = (access.watermark, environment)
         if self._key != key:
             import numpy as np
 
+            from tools.formats.records import environment_names
+
             readable = access.readable()
             ok = np.fromiter((s in readable for s in self.sources), dtype=bool, count=len(self.sources))
-            in_env = np.isin(self.env_values, [environment, "*"])
+            in_env = np.isin(self.env_values, [*environment_names(environment), "*"])
             mask = ok[self.source_code] & in_env[self.env_code]
             mask.flags.writeable = False
             self._key, self._mask = key, mask

@@ -16,6 +16,7 @@ from state import Frozen, stable_id
 from state.evidence import Hit
 from state.sources import PROSE_KINDS
 from tools.access import AccessSnapshot
+from tools.formats.records import environment_names
 from tools.index import reading
 
 _RELATION_ORDER = {"catalog": 0, "config": 1, "trace": 2, "kubernetes": 3, "change": 4, "log": 5, "runbook": 6,
@@ -32,8 +33,11 @@ class Lookup(Frozen):
     """(denied source, the entity it was returned for) in a lookup of several entities."""
 
 
-def _envs(environment: str) -> list[str]:
-    return [environment, "*"]
+def _envs(environment: str) -> list[list[str]]:
+    """The one query parameter that matches a source of `environment`: the environment as the case
+    names it, the names of its family as exports write it (`prod`, `production`, `prd`, `live`), and
+    `*` (a source of every environment)."""
+    return [[*environment_names(environment), "*"]]
 
 
 def _may_date_a_change(snapshots: list[tuple], start: datetime, end: datetime) -> bool:
@@ -95,7 +99,7 @@ class Observations:
                         CASE t.role WHEN 'latency' THEN 5 WHEN 'errors' THEN 4 WHEN 'saturation' THEN 3
                                     WHEN 'availability' THEN 2 WHEN 'traffic' THEN 1 ELSE 0 END
                  FROM streams t JOIN sources s USING (source_id)
-                 WHERE t.entity = ? AND t.environment IN (?, ?)"""
+                 WHERE t.entity = ? AND list_contains(?, t.environment)"""
         params: list = [entity, *_envs(environment)]
         if metric:
             sql += " AND t.metric = ?"
@@ -108,7 +112,7 @@ class Observations:
         return out.model_copy(update={"searched": tuple(h.source_id for h in out.hits)})
 
     def has_telemetry(self, entity: str, environment: str) -> bool:
-        rows = self._rows("SELECT count(*) FROM streams WHERE entity = ? AND environment IN (?, ?)",
+        rows = self._rows("SELECT count(*) FROM streams WHERE entity = ? AND list_contains(?, environment)",
                           [entity, *_envs(environment)])
         return bool(rows and rows[0][0])
 
@@ -122,7 +126,7 @@ class Observations:
         rows = self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, r.{other}, s.revision, r.kind
                 FROM relations r JOIN sources s USING (source_id)
-                WHERE r.{col} = ? AND r.environment IN (?, ?)
+                WHERE r.{col} = ? AND list_contains(?, r.environment)
                 ORDER BY r.source_id, r.start_""", [entity, *_envs(environment)])
         grouped: dict[tuple, list] = {}
         for source_id, start, end, peer, revision, kind in rows:
@@ -153,7 +157,7 @@ class Observations:
             f"""SELECT c.source_id, c.start_, c.end_, 'change|' || c.change_id, s.revision, 1.0, c.at_, c.template_hash,
                        c.entity
                 FROM changes c JOIN sources s USING (source_id)
-                WHERE (c.entity IN ({marks}) OR c.target IN ({marks})) AND c.environment IN (?, ?)
+                WHERE (c.entity IN ({marks}) OR c.target IN ({marks})) AND list_contains(?, c.environment)
                 ORDER BY c.at_ NULLS LAST, c.source_id, c.start_""", [*entities, *entities, *_envs(environment)])
         dated = self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, 'rollout|' || r.workload || '|' || r.template_hash, s.revision, 1.0,
@@ -175,7 +179,7 @@ class Observations:
         snaps = self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, 'snapshot|' || r.service, s.revision, 1.0, r.captured_at
                 FROM records r JOIN sources s USING (source_id)
-                WHERE r.kind = 'config' AND r.service IN ({marks}) AND r.environment IN (?, ?)""",
+                WHERE r.kind = 'config' AND r.service IN ({marks}) AND list_contains(?, r.environment)""",
             [*entities, *_envs(environment)])
         snapshot_groups: dict[str, list[tuple]] = {}
         for r in snaps:
@@ -188,21 +192,21 @@ class Observations:
         out = self._split([r[:6] for r in keep] + pairs, access, "changes")
         searched = self._rows(
             f"""SELECT DISTINCT source_id FROM changes WHERE (entity IN ({marks}) OR target IN ({marks}))
-                AND environment IN (?, ?) ORDER BY source_id""", [*entities, *entities, *_envs(environment)])
+                AND list_contains(?, environment) ORDER BY source_id""", [*entities, *entities, *_envs(environment)])
         return out.model_copy(update={"searched": tuple(s for (s,) in searched if access.can_read(s))})
 
     def any_change_source(self, environment: str) -> bool:
-        rows = self._rows("SELECT count(*) FROM sources WHERE kind = 'change' AND environment IN (?, ?)",
+        rows = self._rows("SELECT count(*) FROM sources WHERE kind = 'change' AND list_contains(?, environment)",
                           _envs(environment))
         return bool(rows and rows[0][0])
 
     def placement(self, entity: str, environment: str, access: AccessSnapshot) -> Lookup:
         """Where the entity runs and what else runs there (the placements of its nodes)."""
         mine = self._rows("""SELECT DISTINCT node FROM placements WHERE (workload = ? OR node = ?)
-                             AND environment IN (?, ?)""", [entity, entity, *_envs(environment)])
+                             AND list_contains(?, environment)""", [entity, entity, *_envs(environment)])
         nodes = [n for (n,) in mine]
         rel_nodes = self._rows("""SELECT DISTINCT dst FROM relations WHERE src = ? AND relation = 'runs_on'
-                                  AND environment IN (?, ?)""", [entity, *_envs(environment)])
+                                  AND list_contains(?, environment)""", [entity, *_envs(environment)])
         nodes += [n for (n,) in rel_nodes if n not in nodes]
         if not nodes:
             return Lookup()
@@ -211,13 +215,13 @@ class Observations:
             f"""SELECT p.source_id, p.start_, p.end_, 'placement|' || p.workload || '|' || p.node, s.revision,
                        CASE WHEN p.workload = ? THEN 2.0 ELSE 1.0 END
                 FROM placements p JOIN sources s USING (source_id)
-                WHERE p.node IN ({marks}) AND p.environment IN (?, ?)
+                WHERE p.node IN ({marks}) AND list_contains(?, p.environment)
                 ORDER BY 6 DESC, p.node, p.workload, p.source_id""", [entity, *nodes, *_envs(environment)])
         rows += self._rows(
             f"""SELECT r.source_id, r.start_, r.end_, 'dependencies|' || r.src || '|' || r.dst, s.revision, 1.0
                 FROM relations r JOIN sources s USING (source_id)
                 WHERE r.relation = 'runs_on' AND r.dst IN ({marks}) AND r.kind = 'catalog'
-                  AND r.environment IN (?, ?)""", [*nodes, *_envs(environment)])
+                  AND list_contains(?, r.environment)""", [*nodes, *_envs(environment)])
         # one hit per workload on each node is enough to know who shares it
         return self._split(rows, access, "placement")
 
@@ -227,6 +231,6 @@ class Observations:
             f"""SELECT r.source_id, r.start_, r.end_, 'record|' || r.kind, s.revision, 1.0
                 FROM records r JOIN sources s USING (source_id)
                 WHERE r.kind IN ({','.join('?' * len(kinds))}) AND (r.service = ? OR r.service = '*')
-                  AND r.environment IN (?, ?) ORDER BY r.kind, r.source_id""",
+                  AND list_contains(?, r.environment) ORDER BY r.kind, r.source_id""",
             [*kinds, entity, *_envs(environment)])
         return self._split(rows, access, "records")

@@ -37,7 +37,7 @@ def _path_hops(k: Knowledge, t: Trace, claim: CausalChainClaim) -> list[Hop]:
         status, ids, note = relation_status(k, node.via, claim.requires_owner_verification)
         relation = node.via[0][0].relation if node.via and hasattr(node.via[0][0], "relation") else "depends_on"
         what = (f"{b} also uses {a}; its load rose first" if node.sideways
-                else f"{a} {relation.replace('_', ' ')} {b} ({note}); {b} anomalous since {node.state.onset:%H:%M:%S}")
+                else f"{a} {relation.replace('_', ' ')} {b} ({note}); {b} anomalous since {k.clock(node.state.onset)}")
         evidence = tuple(dict.fromkeys([*ids, *node.state.evidence]))
         hops.append(Hop(source=a, target=b, relation=relation if not node.sideways else "shares", evidence_ids=evidence,
                         status=status, note=what, onset=node.state.onset, round=_round_of(k, evidence)))
@@ -136,7 +136,7 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
         st = entity_state(k, d)
         alternatives.append(Alternative(
             what=d, status="off_path" if st.anomalous else _ruled(k, d), evidence_ids=st.evidence,
-            why=(f"{d} is anomalous too and explains {by} on its own (onset {st.onset:%H:%M:%S}, no later than "
+            why=(f"{d} is anomalous too and explains {by} on its own (onset {k.clock(st.onset)}, no later than "
                  f"the root's plus the tolerance), though {by}'s errors point elsewhere: a rival branch"
                  if d in t.rivals and st.onset is not None else
                  f"{d} is anomalous too, but {by}'s errors point elsewhere and no entity on the path names it"
@@ -196,7 +196,7 @@ def _other_changes(k: Knowledge, t: Trace, cause: Cause | None) -> list[Alternat
         if ent in t.nodes and t.root is not None and ent in path:
             below = path[path.index(ent) + 1] if path.index(ent) + 1 < len(path) else t.root
             out.append(Alternative(what=ch.id, status="refuted", why=f"{ent}'s anomaly is explained by {below} "
-                                   f"(anomalous since {t.nodes[below].state.onset:%H:%M:%S}); the cause is below it",
+                                   f"(anomalous since {k.clock(t.nodes[below].state.onset)}); the cause is below it",
                                    evidence_ids=(eid, *t.nodes[below].state.evidence)))
         else:
             st = entity_state(k, ent)

@@ -89,7 +89,7 @@ def implicated(k: Knowledge, ch: ChangeFact, path: list[str]) -> list[tuple[str,
                 continue
             for c, written in elems.items():
                 if _names(m, c) and not any(o[0] == written for o in out):
-                    out.append((written, f"named by {entity}'s {m.severity} event at {m.ts:%H:%M:%S}", eid))
+                    out.append((written, f"named by {entity}'s {m.severity} event at {k.clock(m.ts)}", eid))
     return out
 
 
@@ -117,8 +117,8 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         such changes take effect as they progress, so it was acting on the root when the anomaly began."""
         if at > hi and not under_way:
             if at <= w.end:
-                res.rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {at:%H:%M:%S}, after {root}'s onset "
-                                                           f"{onset:%H:%M:%S}", (eid,)))
+                res.rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {k.clock(at)}, after {root}'s onset "
+                                                           f"{k.clock(onset)}", (eid,)))
             continue
         if at < lo:
             continue
@@ -126,7 +126,7 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         if rb is not None and rb[0].effective is not None and rb[0].effective + w.onset_tolerance < w.end:
             recovered = [f.recovered_at for f, _e in node.state.anomalies if isinstance(f, SignalFact) and f.recovered_at]
             if not recovered or min(recovered) > rb[0].effective + 2 * w.onset_tolerance:
-                res.rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {rb[0].effective:%H:%M:%S} "
+                res.rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {k.clock(rb[0].effective)} "
                                                        f"and {root}'s anomaly did not end", (eid, rb[1])))
                 continue
             ended[ch.id] = rb[1]
@@ -197,11 +197,11 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         a = full[0]
         res.cause = Cause(entity=root, kind="capacity", evidence=tuple(dict.fromkeys((a.evidence, a.config_evidence))),
                           element=a.key, summary=f"{root}'s {a.signal.name} reached its configured limit "
-                                                 f"{a.key} = {a.limit:g} at {a.reached:%H:%M:%S} with no change "
+                                                 f"{a.key} = {a.limit:g} at {k.clock(a.reached)} with no change "
                                                  f"before its onset")
         return res
     res.missing.append(f"a change, a consumer's load, a traffic rise or a configured limit reached that explains "
-                       f"{root}'s anomaly (onset {onset:%H:%M:%S}): {root}'s changes in {lo:%H:%M}–{hi:%H:%M}")
+                       f"{root}'s anomaly (onset {k.clock(onset)}): {root}'s changes in {k.clock(lo, '%H:%M')}–{k.clock(hi, '%H:%M')}")
     return res
 
 

@@ -27,7 +27,7 @@ def decide_change(claim: ChangeInWindowClaim, k: Knowledge, path: list[str], set
     entities = [k.case.subject.service] + ([e for e in path if e != k.case.subject.service] if claim.on_path else [])
     types = {k.profile.change_type(t) for t in claim.change_types}
     rule = (f"change_in_window: a change of {', '.join(entities)} took effect in "
-            f"{w.change_from:%H:%M}–{w.end:%H:%M} ({w.change_from:%Y-%m-%d %z})")
+            f"{k.clock(w.change_from, '%H:%M')}–{k.clock(w.end, '%H:%M')} ({w.change_from:%Y-%m-%d %z})")
     found = [e for c, e in k.changes if any(x in entities for x in c.about) and c.type != "rollback"
              and c.effective is not None and w.change_from <= c.effective <= w.end and (not types or c.type in types)]
     if found:

@@ -10,13 +10,15 @@ Contradictions checked:
 
 - the confirmed cause is a change that a `change_in_window` claim covering it (its entities and
   types, the window) declares absent (`refuted`);
-- the confirmed cause is a change that a refuted change hypothesis blames, or a change hypothesis
-  is confirmed while the confirmed cause is another;
+- the confirmed cause is a change that a refuted change hypothesis blames (unless the hypothesis
+  also says how the change did it: then it may be refuted by its mechanism, not by its culprit),
+  or a change hypothesis is confirmed while the confirmed cause is another;
 - the symptom is refuted (the subject shows no anomaly) while a cause of its anomaly is confirmed.
 """
 
 from __future__ import annotations
 
+from graphs.rulebook.hypotheses import telling_prediction
 from state.case import Blame, Case, CausalChainClaim, ChangeInWindowClaim, CounterEvidenceClaim, SymptomClaim
 from state.claims import ClaimDecision
 from state.profile import Profile
@@ -52,7 +54,8 @@ def contradictions(case: Case, profile: Profile, decisions: dict[str, ClaimDecis
                 types = {profile.change_type(t) for t in b.types}
                 same = (b.entity == rc.entity and rc.change is not None and b.change in (None, rc.change)
                         and not b.version and (not types or rc.kind in types))
-                if d.verdict == "refuted" and same:
+                mechanism = telling_prediction(case.hypothesis(claim.hypothesis), case) is not None
+                if d.verdict == "refuted" and same and not mechanism:
                     out.append(f"{claim.id} refutes that a change of {b.entity} caused it while {cc.id} confirms "
                                f"{rc.change} of {rc.entity} as the cause")
     return out

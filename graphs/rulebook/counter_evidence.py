@@ -8,8 +8,8 @@ hypothesis that blames a change is decided as people decide it (`hypotheses.chan
 
 from __future__ import annotations
 
-from graphs.rulebook.anomalies import entity_state, moved
-from graphs.rulebook.hypotheses import change_hypothesis
+from graphs.rulebook.anomalies import entity_state
+from graphs.rulebook.hypotheses import change_hypothesis, observed
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.path import Trace, comparable
 from graphs.rulebook.root import trace
@@ -34,10 +34,9 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
     entity = p.entity or k.case.subject.service
     rule = f"counter_evidence: {h.id} predicts {p.metric} of {entity} {p.direction} (×{p.min_ratio})"
     sigs = [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
-    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in sigs]
+    held, flat = observed(p, k)
     proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
         phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))
-    held = [e for e, m in verdicts if m]
     small = _too_small_to_explain(k, entity, [f for f, _e in sigs])
     if held and small:
         # it moved, but by far less than the symptom in the same unit: it cannot be what explains it
@@ -46,7 +45,6 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
     if held:
         return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
                              supporting=tuple(held), proposed_by=proposed)
-    flat = [e for e, m in verdicts if m is False]
     if flat:
         return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted", rule=rule + ": the prediction is not observed",
                              opposing=tuple(flat), proposed_by=proposed)

@@ -10,6 +10,12 @@ A hypothesis states what it blames in `blames` (entity, change id, version, type
 hypothesis written only as "the subject's own symptom metric rises" cannot tell causes apart
 (whatever the cause, the symptom is there); when its statement names a change of an entity (an
 entity, and a change word or a version), the change it names is tested instead.
+
+A hypothesis that blames a change *and* predicts a series other than the symptom's says how the
+change did it ("the upgrade lowered a timeout, so timeout errors rise"). Finding the change at the
+end of the path is then not enough: the mechanism must be seen too. While its series is unread the
+hypothesis stays open; read and flat, it is refuted — the change may well be the cause, by another
+mechanism (docs/deciding.md §7).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from graphs.rulebook.anomalies import BAD_DIRECTION, entity_state
 from graphs.rulebook.cause import cause_at
 from graphs.rulebook.knowledge import Knowledge, Ref
 from graphs.rulebook.path import Trace
-from state.case import Blame, Case, Hypothesis
+from graphs.rulebook.anomalies import moved
+from state.case import Blame, Case, Hypothesis, Prediction, SymptomClaim
 from state.facts import ChangeFact, SignalFact, VersionSeenFact
 from state.profile import Profile
 from tools.entities import EntityExtractor
@@ -36,6 +43,24 @@ def restates_symptom(h: Hypothesis, case: Case, profile: Profile) -> bool:
     if p is None or (p.entity or case.subject.service) != case.subject.service:
         return False
     return BAD_DIRECTION.get(profile.role_of(p.metric, "") or "") == p.direction
+
+
+def telling_prediction(h: Hypothesis, case: Case) -> Prediction | None:
+    """The hypothesis's prediction when it is on a series no symptom claim is about: what it says
+    the cause did, which other causes would not do (None when it only restates the symptom)."""
+    p = h.predicts
+    if p is None:
+        return None
+    symptoms = {c.metric for c in case.required_claims if isinstance(c, SymptomClaim) and c.metric}
+    return None if p.metric in symptoms else p
+
+
+def observed(p: Prediction, k: Knowledge) -> tuple[list[str], list[str]]:
+    """(evidence where the predicted series moved as predicted, evidence where it was read and did not)."""
+    entity = p.entity or k.case.subject.service
+    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in k.signals.get(entity, [])
+                if f.signal == "metric" and f.name == p.metric]
+    return [e for e, m in verdicts if m], [e for e, m in verdicts if m is False]
 
 
 def _type_words(profile: Profile) -> re.Pattern[str]:
@@ -116,7 +141,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         return out
     onset = st.onset
     if onset is not None and c.started_at is not None and onset + tol < c.started_at:
-        out.append((f"{e}'s anomaly began at {onset:%H:%M:%S}, before {c.id} started at {c.started_at:%H:%M:%S}",
+        out.append((f"{e}'s anomaly began at {k.clock(onset)}, before {c.id} started at {k.clock(c.started_at)}",
                     (eid, *st.evidence[:2])))
     path = t.path() if t.root else []
     if e in path and e != t.root:
@@ -124,7 +149,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         bst = t.nodes[below].state
         if cause_below != c.id and (cause_below is not None or (bst.onset is not None and c.started_at is not None
                                                                     and bst.onset + tol < c.started_at)):
-            out.append((f"{e}'s anomaly is explained by {below}, anomalous since {bst.onset:%H:%M:%S}"
+            out.append((f"{e}'s anomaly is explained by {below}, anomalous since {k.clock(bst.onset)}"
                         + (f", whose cause is {cause_below}" if cause_below else f", before {c.id} started"),
                         (eid, *bst.evidence[:3])))
     rb = _rollback(k, c)
@@ -133,7 +158,7 @@ def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: s
         recovered = [f.recovered_at for f, _x in st.anomalies if isinstance(f, SignalFact) and f.recovered_at]
         if r.effective is not None and r.effective + 2 * tol < w.end and (
                 not recovered or min(recovered) > r.effective + 2 * tol):
-            out.append((f"{r.id} rolled {c.id} back at {r.effective:%H:%M:%S} and {e}'s anomaly did not end",
+            out.append((f"{r.id} rolled {c.id} back at {k.clock(r.effective)} and {e}'s anomaly did not end",
                         (eid, reid, *st.evidence[:2])))
     if onset is not None:
         level = k.profile.anomaly.log_burst_min
@@ -161,7 +186,7 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
             w = k.case.window
             return Verdict("refuted", f"no change of {b.entity}" + (f" ({b.change or b.version})" if b.change or b.version
                                                                    else "")
-                           + f" took effect in {w.change_from:%H:%M}–{w.end:%H:%M}: every readable change source of "
+                           + f" took effect in {k.clock(w.change_from, '%H:%M')}–{k.clock(w.end, '%H:%M')}: every readable change source of "
                              f"{b.entity} was searched")
         why = f"change records of {b.entity} in the window"
         if denied:
@@ -183,7 +208,21 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
     for c, eid in blamed:
         if cause_change == c.id:
             ev = tuple(dict.fromkeys([eid, *(x for f in t.path() for x in t.nodes[f].state.evidence[:1])]))
-            return Verdict("confirmed", f"the anomalous path ends at {c.id}: it is the cause found", supporting=ev)
+            p = telling_prediction(h, k.case)
+            if p is None:
+                return Verdict("confirmed", f"the anomalous path ends at {c.id}: it is the cause found", supporting=ev)
+            entity = p.entity or k.case.subject.service
+            held, flat = observed(p, k)
+            said = f"{p.metric} of {entity} {p.direction} (×{p.min_ratio:g})"
+            if held:
+                return Verdict("confirmed", f"the anomalous path ends at {c.id} and what {h.id} says it did is "
+                                            f"observed: {said}", supporting=(*ev, *held))
+            if flat:
+                return Verdict("refuted", f"the anomalous path ends at {c.id}, but not the way {h.id} says: "
+                                          f"{said} is not observed", supporting=ev, opposing=tuple(flat))
+            return Verdict("insufficient", f"the anomalous path ends at {c.id}; whether it did what {h.id} says "
+                                           f"({said}) is not read yet", supporting=ev,
+                           missing=(k.searches.why_unread(entity, p.metric, p.metric),))
         mine = _refutations(k, t, c, eid, cause_below)
         if not mine:
             return Verdict("insufficient", f"nothing read yet rules out {c.id}", supporting=(eid,),
@@ -195,4 +234,5 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
     return Verdict("refuted", "; ".join(dict.fromkeys(w for w, _ids in reasons)), opposing=ev)
 
 
-__all__ = ["change_hypothesis", "read_blame", "read_blames", "restates_symptom", "Verdict"]
+__all__ = ["change_hypothesis", "observed", "read_blame", "read_blames", "restates_symptom", "telling_prediction",
+           "Verdict"]

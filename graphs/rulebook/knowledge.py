@@ -3,13 +3,15 @@ stated relations (§2), signals, mentions, changes, documents.
 
 Built from the facts of active (not revoked, not stale) evidence only, so a revocation on
 resume removes everything that depended on it. Facts of another environment than the
-subject's are dropped here: the same name in staging is another entity.
+subject's are dropped here: the same name in staging is another entity (`production` and `prod`,
+as exports write them, are one environment).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from graphs.rulebook.changes import Ref, date_rollouts, deployed_from_changes, diff_snapshots
 from graphs.rulebook.searches import Searches
@@ -21,6 +23,7 @@ from state.facts import (
 )
 from state.profile import Profile
 from state.steps import Logged
+from tools.formats.records import same_environment
 
 
 @dataclass
@@ -65,11 +68,11 @@ class Knowledge:
         rollouts: list[Ref] = []
         seen_rel: set[tuple[str, str, str, str]] = set()
         for ev in sorted(active.values(), key=lambda e: (e.round, e.id)):
-            if ev.scope.environment not in (k.env, "*"):
+            if not k.here(ev.scope.environment):
                 continue
             for f in ev.facts:
                 if isinstance(f, RelationFact):
-                    if f.environment not in (k.env, "*") or (f.source, f.target, f.via, ev.id) in seen_rel:
+                    if not k.here(f.environment) or (f.source, f.target, f.via, ev.id) in seen_rel:
                         continue
                     seen_rel.add((f.source, f.target, f.via, ev.id))
                     k.deps[f.source].append((f, ev.id))
@@ -79,10 +82,10 @@ class Knowledge:
                 elif isinstance(f, MentionFact):
                     k.mentions[f.entity].append((f, ev.id))
                 elif isinstance(f, ChangeFact):
-                    if f.environment == k.env and not any(c.id == f.id for c, _e in k.changes):
+                    if f.environment != "*" and k.here(f.environment) and not any(c.id == f.id for c, _e in k.changes):
                         k.changes.append((f, ev.id))
                 elif isinstance(f, SnapshotFact):
-                    if f.environment in (k.env, "*"):
+                    if k.here(f.environment):
                         snapshots.append((f, ev.id))
                         if not any(s.source_id == f.source_id for s, _e in k.configs[f.entity]):
                             k.configs[f.entity].append((f, ev.id))
@@ -113,6 +116,14 @@ class Knowledge:
         return k
 
     # --- views ---------------------------------------------------------------------------------
+    def clock(self, when: datetime | None, fmt: str = "%H:%M:%S") -> str:
+        """A time of day as the report prints it: in the case's own zone (its window's offset)."""
+        return "?" if when is None else when.astimezone(self.case.window.start.tzinfo).strftime(fmt)
+
+    def here(self, environment: str) -> bool:
+        """Whether a source or fact of `environment` is about the subject's environment (`*`: every one)."""
+        return environment == "*" or same_environment(environment, self.env)
+
     def dependencies(self, entity: str) -> dict[str, list[Ref]]:
         """What `entity` depends on (stated relations), with the refs that state each."""
         out: dict[str, list[Ref]] = {}

@@ -54,8 +54,8 @@ def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanatio
     if not lower.anomalous or upper.onset is None or lower.onset is None:
         return Explanation(False, False, f"{lower.entity} shows no anomaly")
     if lower.onset > upper.onset + tol:
-        return Explanation(False, False, f"{lower.entity}'s onset {lower.onset:%H:%M:%S} is after "
-                                         f"{upper.entity}'s {upper.onset:%H:%M:%S} (+{int(tol.total_seconds())} s)")
+        return Explanation(False, False, f"{lower.entity}'s onset {k.clock(lower.onset)} is after "
+                                         f"{upper.entity}'s {k.clock(upper.onset)} (+{int(tol.total_seconds())} s)")
     best: tuple[float, float, SignalFact, SignalFact] | None = None
     for uf, _ue in upper.anomalies:
         if not isinstance(uf, SignalFact) or uf.delta is None:
@@ -81,8 +81,8 @@ def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanatio
             return Explanation(True, False, f"{lower.entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than "
                                             f"{int(frac * 100)} % of {upper.entity}'s {uf.name} rise ({uf.delta:g} {uf.unit}):"
                                             f" {upper.entity} amplified it")
-    return Explanation(True, True, f"{lower.entity} anomalous since {lower.onset:%H:%M:%S}, not after "
-                                   f"{upper.entity}'s onset {upper.onset:%H:%M:%S}")
+    return Explanation(True, True, f"{lower.entity} anomalous since {k.clock(lower.onset)}, not after "
+                                   f"{upper.entity}'s onset {k.clock(upper.onset)}")
 
 
 # --- the path ----------------------------------------------------------------------------------

@@ -11,7 +11,8 @@
 
 Either becomes the `catalog` record (`state.sources.Catalog`), each entry with the offsets of the
 text that states it. Entry types map to entity kinds by the usual words (`svc`, `website` →
-service; `postgres`, `db` → database; `redis`, `memcached` → cache; `kafka`, `sqs`, `topic` → queue).
+service; `postgres`, `db` → database; `redis`, `memcached` → cache; `kafka`, `sqs`, `topic` → queue;
+`library`, `sdk`, `package` → component: code that runs inside the services that use it).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ _REGISTRY_KEYS = tuple(dict.fromkeys(("services", "components", "entities", "ite
 
 _KINDS = {
     "service": ("service", "svc", "website", "backend", "frontend", "api", "app", "application", "bff", "worker",
-                "job", "library", "component", "microservice", "gateway", "batch"),
+                "job", "component", "microservice", "gateway", "batch"),
+    # a library runs inside the services that link it: no telemetry, no deploys of its own
+    "component": ("library", "lib", "sdk", "package", "client-library", "module"),
     "database": ("database", "db", "postgres", "postgresql", "mysql", "mariadb", "mongodb", "rds", "aurora",
                  "cassandra", "dynamodb", "sql", "datastore"),
     "cache": ("cache", "redis", "memcached", "memcache", "valkey", "elasticache"),

@@ -143,6 +143,13 @@ ENV_FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"dev", "development"}), frozenset({"test", "testing", "qa", "uat"}))
 
 
+def environment_names(env: str) -> list[str]:
+    """Every name of `env`'s family, `env` first as written (`prod` -> prod, production, prd, live)."""
+    low = env.strip().lower()
+    family = next((f for f in ENV_FAMILIES if low in f), frozenset())
+    return list(dict.fromkeys([env, low, *sorted(family)]))
+
+
 def same_environment(a: str, b: str) -> bool:
     """`production` and `prod` (and the like) name one environment."""
     a, b = a.strip().lower(), b.strip().lower()
