@@ -1,10 +1,21 @@
 """Cold start of the CLI's light commands: median wall and CPU (user+sys) seconds of N fresh processes.
 
-    python bench/startup.py --home WORKSPACE --run RUN_ID [--tree DIR] [--case DIR] [--repeat 5]
+    python bench/startup.py --home WORKSPACE --run RUN_ID [--paused RUN_ID] [--tree DIR [--tree DIR]]
+                            [--case DIR] [--repeat 5]
 
 `--tree` is a source tree to run (default: this one), so an older commit exported with
-`git archive` can be timed the same way. CPU time is the figure to compare on a shared machine:
-wall time grows with the load, CPU time much less.
+`git archive` can be timed the same way. Given twice, the two trees take turns process by
+process (before, after, before, after, ...), so a load that comes and goes on a shared machine
+weighs on both alike, and their medians are printed side by side. CPU time is the figure to
+compare on a shared machine: wall time grows with the load, CPU time much less.
+
+Each process finds its bytecode cached, as an installed package does: the processes write it to
+a temporary folder (`PYTHONPYCACHEPREFIX`, never into the trees) in one untimed run per command
+and tree, even where `PYTHONDONTWRITEBYTECODE` is set.
+
+`--run` is a finished run (its `grant` is refused from the run's row alone); `--paused`, a run
+awaiting permission whose principal holds `sre-oncall`, times `grant` refused after the case,
+the manifest and the tombstones are read (nothing is written either way).
 """
 
 from __future__ import annotations
@@ -15,40 +26,69 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent.parent
 
-def measure(tree: Path, argv: list[str], repeat: int) -> tuple[float, float, int]:
-    walls, cpus, rc = [], [], 0
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+
+def once(tree: Path, argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and exit code of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    rc = subprocess.run([sys.executable, "-m", "investigator.cli", *argv], cwd=tree, capture_output=True,
+                        env={**env, "PYTHONPATH": str(tree)}).returncode
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, rc
+
+
+def measure(trees: list[Path], argv: list[str], repeat: int, env: dict[str, str]) -> list[tuple[float, float, int]]:
+    """Median wall and CPU seconds, and the last exit code, per tree; the trees take turns."""
+    for tree in trees:
+        once(tree, argv, env)  # untimed: writes the bytecode cache
+    walls: list[list[float]] = [[] for _ in trees]
+    cpus: list[list[float]] = [[] for _ in trees]
+    rcs = [0] * len(trees)
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "investigator.cli", *argv], cwd=tree, env=env,
-                            capture_output=True).returncode
-        walls.append(time.perf_counter() - t0)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus), rc
+        for i, tree in enumerate(trees):
+            wall, cpu, rcs[i] = once(tree, argv, env)
+            walls[i].append(wall)
+            cpus[i].append(cpu)
+    return [(statistics.median(w), statistics.median(c), rc) for w, c, rc in zip(walls, cpus, rcs)]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--home", required=True, help="a workspace with at least one run")
-    p.add_argument("--run", required=True, help="a run id in that workspace")
-    p.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent), help="source tree to time")
-    p.add_argument("--repeat", type=int, default=5, help="processes per command")
-    p.add_argument("--case", default=str(Path(__file__).resolve().parent.parent / "cases" / "ALR-20260429-017"),
-                   help="the case `validate` checks")
+    p.add_argument("--run", required=True, help="a finished run in that workspace")
+    p.add_argument("--paused", help="a run awaiting permission in that workspace (default: grant of --run only)")
+    p.add_argument("--tree", action="append", help="source tree to time; twice to compare two (default: this one)")
+    p.add_argument("--repeat", type=int, default=5, help="processes per command and tree")
+    p.add_argument("--case", default=str(HERE / "cases" / "ALR-20260429-017"), help="the case `validate` checks")
     args = p.parse_args()
+    trees = [Path(t).resolve() for t in args.tree or [HERE]]
+    if len(trees) > 2:
+        p.error("--tree: at most two trees")
     home = str(Path(args.home).resolve())
+    commands = [["--help"], ["--version"], ["runs"], ["show", args.run], ["show", args.run, "--json"],
+                ["history", args.run], ["grant", args.run, "--group", "sre-oncall"]]
+    if args.paused:
+        commands.append(["grant", args.paused, "--group", "sre-oncall"])
+    commands.append(["validate", str(Path(args.case).resolve())])
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.repeat} runs each, median")
-    for cmd in (["--help"], ["--version"], ["runs"], ["show", args.run], ["show", args.run, "--json"],
-                ["history", args.run], ["grant", args.run, "--group", "sre-oncall"],
-                ["validate", str(Path(args.case).resolve())]):
-        wall, cpu, rc = measure(Path(args.tree), ["--home", home, *cmd], args.repeat)
-        print(f"{' '.join(cmd):<28} wall {wall:5.2f} s  cpu {cpu:5.2f} s  (exit {rc})")
+    for i, tree in enumerate(trees):
+        print(f"tree {i + 1}: {tree}")
+    with tempfile.TemporaryDirectory(prefix="startup-pyc-") as pyc:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        for cmd in commands:
+            got = measure(trees, ["--home", home, *cmd], args.repeat, env)
+            shown = " ".join(cmd).replace(str(Path(args.case).resolve()), Path(args.case).name)
+            cells = "   ".join(f"wall {w:5.2f} s  cpu {c:5.2f} s  (exit {rc})" for w, c, rc in got)
+            print(f"{shown:<34} {cells}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from graphs.deps import Deps
 from graphs.nodes import knowledge, settle
 from state.evidence import Evidence, Span
 from state.steps import Recheck, ResumeStep
-from tools.corpus import load_manifest, load_source
+from tools.corpus import load_source
+from tools.manifest import load_manifest
 
 LOCAL_FACTS = frozenset({"relation", "entity", "statement", "injection", "document", "deployed", "doc_mapping",
                          "verification", "placement", "change"})

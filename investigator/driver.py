@@ -42,7 +42,8 @@ from state.case import Case
 from state.progress import Progress
 from state.steps import PlanStep
 from state.store import RunRow
-from tools.corpus import SourceDoc, load_manifest, load_sources
+from tools.corpus import SourceDoc, load_sources
+from tools.manifest import load_manifest
 from tools.index import release_readers
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader

@@ -30,7 +30,8 @@ from investigator.report_md import render_markdown
 from state import Frozen, content_hash
 from state.expected import Expected, load_expected
 from state.progress import duration
-from tools.corpus import load_manifest, read_text
+from tools.corpus import read_text
+from tools.manifest import load_manifest
 from tools.evaluation import mean
 
 

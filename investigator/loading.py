@@ -10,7 +10,8 @@ from pathlib import Path
 from state.case import Case, check_vocabulary, load_case
 from state.errors import CaseError
 from state.progress import Progress
-from tools.corpus import ParseContext, SourceDoc, load_all_sources, load_manifest
+from tools.corpus import ParseContext, SourceDoc, load_all_sources
+from tools.manifest import load_manifest
 from tools.profile import load_profile
 
 __all__ = ["check_collection", "load_case_and_all_sources", "load_case_and_sources", "load_readable",

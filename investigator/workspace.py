@@ -1,10 +1,12 @@
 """A workspace's runs, read from its store and checkpoints alone.
 
 `Workspace` is the part of the public API that needs no embedding model, no index and no loop:
-listing runs, a run's report, a run's checkpoint history. `Investigator` extends it, so both
-answer these the same way; the CLI's `runs`, `show` and `history` use a bare `Workspace` and
-start without importing torch, graphrag or the LangGraph loop (`show` reads the index's
-tombstones with DuckDB, to re-check access before printing).
+listing runs, a run's report, a run's checkpoint history, a grant. `Investigator` extends it, so
+both answer these the same way; the CLI's `runs`, `show`, `history` and `grant` use a bare
+`Workspace` and start without importing torch, graphrag or the LangGraph loop. What each needs
+beyond the store is imported where it is used: the case, the manifest and the index's tombstones
+(DuckDB) only where access is re-checked (`show`, a grant of a paused run), LangGraph's
+checkpointer only for `history`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from investigator.config import Settings
-from state.case import Case, load_case
 from state.errors import ConfigError, RunStateError
 from state.store import Grant, RunRow, Store
 
-if TYPE_CHECKING:  # access is re-checked by `show` and the runtime only: `runs` and `history` stay light
+if TYPE_CHECKING:  # access is re-checked by `show`, `grant` and the runtime only: `runs` and `history` stay light
     from investigator.report import Report
+    from state.case import Case
     from tools.access import AccessPolicy, AccessSnapshot
 
 
@@ -85,6 +87,8 @@ class Workspace:
 
     def access_now(self, run_id: str) -> AccessSnapshot:
         """What the run's principal may read now (groups, grants, manifest and tombstones as they are)."""
+        from state.case import load_case
+
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
         return self.policy(load_case(case_dir), case_dir, run).current()
@@ -93,6 +97,7 @@ class Workspace:
         """The run's report under the access of now: evidence of a source the principal can no
         longer read (or that was deleted) is withheld and marked, never printed."""
         from investigator.report import build_report
+        from state.case import load_case
 
         run = self.store.run(run_id)
         case_dir = Path(run.case_dir)
@@ -106,14 +111,15 @@ class Workspace:
         Refused (nothing written) when the run is not paused for permission (RunStateError), or a
         group is not named by any source of the case's manifest or the principal holds it already
         (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
-        from state.claims import StopReason
-        from tools.access import known_groups, snapshot
-        from tools.corpus import load_manifest
-
         run = self.store.run(run_id)
-        if run.status != "awaiting_permission":
+        if run.status != "awaiting_permission":  # refused from the run's row alone, before the case is read
             why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
             raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
+        from state.case import load_case
+        from state.claims import StopReason
+        from tools.access import known_groups, snapshot
+        from tools.manifest import load_manifest
+
         case_dir = Path(run.case_dir)
         case = load_case(case_dir)
         manifest = load_manifest(case_dir)

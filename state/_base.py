@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Strict
 
@@ -33,6 +33,9 @@ Number = Annotated[float, Strict(), AllowInfNan(False)]
 """A finite number (an integer is accepted), never a bool, a string, `.inf` or `.nan`."""
 Bool = Annotated[bool, Strict()]
 """`true` or `false`, never 1, "yes" or "no"."""
+TrustLevel = Literal["unverified", "verified", "untrusted"]
+"""How far a source (and what is read from it) is trusted; here, not in `state.case`, so that
+evidence names it without importing the case model."""
 
 # --- names -----------------------------------------------------------------------------------
 NAME_MAX = 128

@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, Discriminator, Field, Strict, Tag, ValidationError, ValidationInfo, field_validator, model_validator
 
-from state._base import NAME_MAX, NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, is_name
+from state._base import (
+    NAME_MAX, NAME_PATTERN, NAME_RULE, AwareDatetime, Bool, Duration, Frozen, Int, Name, Number, TrustLevel, is_name,
+)
 from state import yamlio
 from state.errors import CaseError
 from state.limits import YAML_BYTES, Limit
@@ -24,7 +26,6 @@ __all__ = ["NAME_PATTERN", "Case", "check_vocabulary", "load_case", "parse_yaml"
            "validation_to_case_error"]
 
 
-TrustLevel = Literal["unverified", "verified", "untrusted"]
 Direction = Literal["up", "down"]
 
 

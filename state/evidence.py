@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field
 
-from state._base import Frozen, stable_id
-from state.case import TrustLevel
+from state._base import Frozen, TrustLevel, stable_id
 from state.facts import Fact, SignalFact
 from state.span import Span
 

@@ -1,6 +1,6 @@
 """The tools a run uses, over one case folder; imports `state` only.
 
-Sources and access: `corpus` (manifest, parsed sources), `formats` (one parser per format),
+Sources and access: `manifest` (`sources.yaml`), `corpus` (parsed sources), `formats` (one parser per format),
 `access` (who may read what), `reader` (read back the exact span at read time), `profile`.
 Indexes and retrieval: `index` (the DuckDB chunk index), `embedding` / `onnx_embedding` / `bert_onnx`,
 `basic` (dense + BM25), `graph` (the GraphRAG tool), `retrieval` (their interface),
@@ -19,7 +19,7 @@ _EXPORTS = {
     "BasicRetrieval": "basic",
     "ParseContext": "corpus",
     "SourceDoc": "corpus",
-    "load_manifest": "corpus",
+    "load_manifest": "manifest",
     "load_sources": "corpus",
     "set_aside_sources": "corpus",
     "load_all_sources": "corpus",

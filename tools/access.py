@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from state import Frozen, stable_id
 from state.case import Principal
 from state.sources import Manifest
-from tools.corpus import load_manifest
+from tools.manifest import load_manifest
 
 if TYPE_CHECKING:
     import numpy as np  # imported where a RowScope is built: `show` and `grant` re-check access without it

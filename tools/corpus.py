@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from state import Frozen, content_hash
 from state.case import parse_yaml, read_text_file, read_yaml, validation_to_case_error
 from state.errors import CaseError
-from state.limits import CASE_BYTES, SOURCE_BYTES, SOURCES, YAML_BYTES
+from state.limits import CASE_BYTES, SOURCE_BYTES, YAML_BYTES
 from state.profile import Profile
 from state.sources import (
     FORMATS, PROSE_KINDS, Catalog, ChangeRecord, DeploymentMapping, FrontMatter, Manifest, MetricMeta, OwnershipRecord,
@@ -43,6 +43,7 @@ from tools.formats import metrics as fmetrics
 from tools.formats import traces as ftraces
 from tools.formats.jsonspan import JSONSpanError
 from tools.formats.shape import ContentError
+from tools.manifest import load_manifest
 
 _FRONT = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.S)
 
@@ -103,40 +104,6 @@ class SourceDoc(Frozen):
             return self.front.service
         svc = getattr(self.record, "service", None)
         return str(svc) if svc else self.entry.service
-
-
-_MANIFESTS: dict[Path, tuple[tuple[int, int, int], Manifest]] = {}
-
-
-def load_manifest(case_dir: Path) -> Manifest:
-    """The manifest as it is on disk now (re-parsed whenever the file changes)."""
-    path = (Path(case_dir) / "sources.yaml").resolve()
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        hit = _MANIFESTS.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
-    manifest = _parse_manifest(path)
-    if st is not None:
-        _MANIFESTS[path] = (stamp, manifest)
-    return manifest
-
-
-def _parse_manifest(path: Path) -> Manifest:
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")
-    listed = data.get("sources")
-    if isinstance(listed, list) and len(listed) > (cap := SOURCES.value()):
-        raise CaseError(str(path), "sources", f"{SOURCES.describe(cap)}; this one lists {len(listed)}")
-    try:
-        return Manifest.model_validate(data)
-    except ValidationError as exc:
-        raise validation_to_case_error(path, exc) from None
 
 
 def source_path(case_dir: Path, entry: SourceEntry) -> Path:

@@ -31,7 +31,8 @@ from state.progress import Progress, Ticker, silent
 from tools import derive
 from tools.chunking import Chunk, chunk_source
 from tools.tombstones import tombstoned
-from tools.corpus import SourceDoc, load_manifest, load_sources
+from tools.corpus import SourceDoc, load_sources
+from tools.manifest import load_manifest
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
 from tools.profile import default_profile

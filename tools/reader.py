@@ -18,7 +18,8 @@ from state import Frozen
 from state.errors import CaseError, SourceDenied, SourceError, SourceNotFound, SourceUnavailable
 from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot
-from tools.corpus import ParseContext, SourceDoc, load_manifest, load_source
+from tools.corpus import ParseContext, SourceDoc, load_source
+from tools.manifest import load_manifest
 
 
 class RetryPolicy(Frozen):

@@ -57,7 +57,7 @@ def cmd_grant(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
-    from investigator.report import report_json_schema
+    from investigator.report_model import report_json_schema  # the model alone: no store, no case
 
     text = json.dumps(report_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.out:

@@ -1,17 +1,22 @@
 """Evidence and the bridge entities found in it: what a run has established, keyed for idempotence.
 
 Evidence is inserted once per deterministic key (a re-run after a crash adds nothing twice) and
-only its status changes afterwards. Imports the tables and the core of this package.
+only its status changes afterwards. Imports the tables and the core of this package; the
+evidence models are imported where a row is read back, so that `state.store` stays light.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlmodel import select
 
 from state.errors import RunNotFound
-from state.evidence import BridgeOccurrence, Evidence
 from state.store.core import StoreCore
 from state.store.tables import BridgeRow, EvidenceRow
+
+if TYPE_CHECKING:
+    from state.evidence import BridgeOccurrence, Evidence
 
 
 class EvidenceStore(StoreCore):
@@ -64,6 +69,8 @@ class EvidenceStore(StoreCore):
     def bridges(self, run_id: str) -> list[BridgeOccurrence]:
         with self._session() as s:
             rows = list(s.exec(select(BridgeRow).where(BridgeRow.run_id == run_id).order_by(BridgeRow.key)))
+        from state.evidence import BridgeOccurrence  # here: listing runs never loads the evidence models
+
         return [BridgeOccurrence.model_validate_json(r.payload) for r in rows]
 
 
@@ -72,4 +79,6 @@ def _num(evidence_id: str) -> int:
 
 
 def _evidence(row: EvidenceRow) -> Evidence:
+    from state.evidence import Evidence  # here: listing runs never loads the evidence models
+
     return Evidence.model_validate_json(row.payload)

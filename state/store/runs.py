@@ -6,16 +6,18 @@ Imports the tables and the core of this package.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from state.claims import StopReason
 from state.errors import RunNotFound
 from state.store.core import StoreCore
 from state.store.tables import RunRow, utc_now
+
+if TYPE_CHECKING:  # a stop reason is passed in: `runs`, `history` and `grant` never import the claims
+    from state.claims import StopReason
 
 
 class Runs(StoreCore):

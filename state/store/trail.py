@@ -2,18 +2,24 @@
 
 All three are append-only history: a read is recorded once, a decision appends a revision when it
 changed, a step is overwritten only by a re-run of the same node in the same round (never a step
-that paused the run). Imports the tables and the core of this package.
+that paused the run). Imports the tables and the core of this package; the models of reads,
+decisions and steps are imported where a row is written or read back, so that `state.store`
+stays light.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlmodel import col, select
 
-from state.claims import ClaimDecision
-from state.evidence import ReadRecord
-from state.steps import STEP, Logged, Step
 from state.store.core import StoreCore
 from state.store.tables import DecisionRow, ReadRow, StepRow
+
+if TYPE_CHECKING:
+    from state.claims import ClaimDecision
+    from state.evidence import ReadRecord
+    from state.steps import Logged, Step
 
 
 class Trail(StoreCore):
@@ -33,6 +39,8 @@ class Trail(StoreCore):
     def reads(self, run_id: str) -> list[tuple[int, ReadRecord]]:
         with self._session() as s:
             rows = list(s.exec(select(ReadRow).where(ReadRow.run_id == run_id).order_by(col(ReadRow.seq))))
+        from state.evidence import ReadRecord  # here, as in every read-back: `state.store` stays light
+
         return [(r.round, ReadRecord.model_validate_json(r.payload)) for r in rows]
 
     # decisions ------------------------------------------------------------
@@ -65,6 +73,8 @@ class Trail(StoreCore):
         with self._session() as s:
             rows = list(s.exec(select(DecisionRow).where(DecisionRow.run_id == run_id)
                                .order_by(col(DecisionRow.claim_id), col(DecisionRow.revision))))
+        from state.claims import ClaimDecision
+
         return [(r.round, ClaimDecision.model_validate_json(r.payload)) for r in rows]
 
     # steps ----------------------------------------------------------------
@@ -72,6 +82,8 @@ class Trail(StoreCore):
         """Record a node's step; the same node in the same round overwrites (a re-run after a crash),
         except a step that paused the run: the pause is history, and what ran after the resume is
         recorded after it (under `decide+1`, `decide+2`…), so the timeline shows both."""
+        from state.steps import STEP
+
         text = STEP.dump_json(step).decode()
         with self._session() as s:
             key: str = step.node
@@ -91,9 +103,13 @@ class Trail(StoreCore):
     def steps(self, run_id: str) -> list[Logged]:
         with self._session() as s:
             rows = list(s.exec(select(StepRow).where(StepRow.run_id == run_id).order_by(col(StepRow.seq))))
+        from state.steps import STEP, Logged
+
         return [Logged(seq=r.seq, at=r.at, step=STEP.validate_json(r.payload)) for r in rows]
 
 
 def _paused(payload: str) -> bool:
     """A recorded step that paused its run (a decide that stopped `awaiting_permission`)."""
+    from state.steps import STEP
+
     return '"awaiting_permission"' in payload and STEP.validate_json(payload).node == "decide"

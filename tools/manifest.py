@@ -1,0 +1,51 @@
+"""A case's manifest (`sources.yaml`) as it is on disk now: which sources there are, and who may read each.
+
+Kept apart from `tools.corpus` (which imports every format's parser) so that re-checking access
+(`show`, `grant`, the access checks of a run) reads the manifest without them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from state.case import read_yaml, validation_to_case_error
+from state.errors import CaseError
+from state.limits import SOURCES
+from state.sources import Manifest
+
+__all__ = ["load_manifest"]
+
+_MANIFESTS: dict[Path, tuple[tuple[int, int, int], Manifest]] = {}
+
+
+def load_manifest(case_dir: Path) -> Manifest:
+    """The manifest as it is on disk now (re-parsed whenever the file changes)."""
+    path = (Path(case_dir) / "sources.yaml").resolve()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = _MANIFESTS.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    manifest = _parse_manifest(path)
+    if st is not None:
+        _MANIFESTS[path] = (stamp, manifest)
+    return manifest
+
+
+def _parse_manifest(path: Path) -> Manifest:
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")
+    listed = data.get("sources")
+    if isinstance(listed, list) and len(listed) > (cap := SOURCES.value()):
+        raise CaseError(str(path), "sources", f"{SOURCES.describe(cap)}; this one lists {len(listed)}")
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        raise validation_to_case_error(path, exc) from None
