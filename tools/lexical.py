@@ -13,7 +13,8 @@ import unicodedata
 from collections import Counter
 
 import numpy as np
-from scipy import sparse
+
+from tools.sparse import CSR
 
 _TOKEN = re.compile(r"[^\W_](?:[\w.\-]*[^\W_])?")
 _PARTS = re.compile(r"[_.\-]")
@@ -48,8 +49,9 @@ def tokenize(text: str) -> list[str]:
 class BM25:
     """Okapi BM25 over a fixed list of texts (k1=1.2, b=0.75).
 
-    Term weights are precomputed into a sparse document × term matrix, so a query is the
-    sum of a few columns: no Python loop over postings at query time."""
+    Term weights are precomputed into a sparse matrix stored term × document (the
+    columns of the document × term matrix), so a query is the sum of a few of its rows:
+    no Python loop over postings at query time."""
 
     def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
         self.n = len(texts)
@@ -64,7 +66,7 @@ class BM25:
                 cols.append(self.vocab.setdefault(tok, len(self.vocab)))
                 tfs.append(c)
         if not self.n:
-            self.weights = sparse.csc_matrix((0, 0), dtype=np.float32)
+            self.weights = CSR.empty((0, 0), dtype=np.float32)
             return
         avg = float(lengths.mean()) or 1.0
         rows_a, cols_a, tf = np.array(rows), np.array(cols), np.array(tfs, dtype=np.float32)
@@ -72,11 +74,11 @@ class BM25:
         idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
         denom = tf + k1 * (1 - b + b * lengths[rows_a] / avg)
         w = idf[cols_a] * tf * (k1 + 1) / denom
-        self.weights = sparse.csc_matrix((w, (rows_a, cols_a)), shape=(self.n, len(self.vocab)), dtype=np.float32)
+        self.weights = CSR.from_coo(w, cols_a, rows_a, (len(self.vocab), self.n), dtype=np.float32)
 
     def scores(self, query: str) -> np.ndarray:
         cols = sorted({self.vocab[t] for t in tokenize(query) if t in self.vocab})
         if not cols or not self.n:
             return np.zeros(self.n, dtype=np.float32)
-        return np.asarray(self.weights[:, cols].sum(axis=1), dtype=np.float32).ravel()
+        return np.asarray(self.weights.sum_rows(cols), dtype=np.float32)
 

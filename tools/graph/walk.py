@@ -6,7 +6,7 @@ unit is one chunk of the DuckDB index (``text_units.document_id``), and
 mentions. At load time networkx holds the bipartite graph chunk -- entity (a mention
 edge, weight 1; a chunk's edge to its own subject -- its ``service`` when that is an
 entity, else its source ``title`` when that is one -- weight ``subject_weight``, added even
-when the chunk does not name it). It is exported once to SciPy matrices.
+when the chunk does not name it). It is exported once to sparse matrices (``tools.sparse``).
 
 Per query, before anything is scored:
 
@@ -22,7 +22,7 @@ Per query, before anything is scored:
 Ranking: seeds are ``query.seeds`` plus the analyzer's names of ``query.text`` that are
 entity nodes, each weighted 1 / (scope chunks
 mentioning it), so a rare entity counts for more than a common one; PageRank personalised
-on them (damping 0.85) runs as a SciPy sparse power iteration on the scope's block
+on them (damping 0.85) runs as a sparse power iteration on the scope's block
 transition matrix (the same numbers as ``nx.pagerank`` on ``walk_graph``). The walked
 candidates (PageRank score > 0) are ranked by ``log(PageRank) + DENSE_WEIGHT * cosine``:
 the walk says which chunks are connected to the question's entities, the dense
@@ -43,7 +43,6 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from state import Frozen
 from state.errors import IndexMissing
@@ -54,6 +53,7 @@ from tools.embedding import Embedder
 from tools.index import open_index
 from tools.lexical import BM25
 from tools.retrieval import SearchQuery
+from tools.sparse import CSR
 
 from .analyzer import EntityAnalyzer, canonical
 from .casegraph import CASE_MANIFEST, read_manifest
@@ -91,9 +91,9 @@ class GraphBridge(Frozen):
 
 
 class Scope:
-    """The per-query walk graph: scope chunks x their entities, as SciPy matrices."""
+    """The per-query walk graph: scope chunks x their entities, as sparse matrices."""
 
-    def __init__(self, rows: np.ndarray, ents: np.ndarray, weights: sp.csr_array, mentions: sp.csr_array,
+    def __init__(self, rows: np.ndarray, ents: np.ndarray, weights: CSR, mentions: CSR,
                  support: np.ndarray, n_entities: int) -> None:
         self.rows = rows  # chunk rows (ChunkTable positions) in scope
         self.ents = ents  # entity columns with a mention in scope
@@ -107,7 +107,7 @@ class Scope:
         """Column of a global entity index in this scope, -1 when it is not a node."""
         return int(self._col[entity])
 
-    def transition(self, damping: float) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+    def transition(self, damping: float) -> tuple[CSR, CSR, np.ndarray]:
         """(entity -> chunk, chunk -> entity, dangling chunks), both blocks times ``damping``.
 
         Column-stochastic blocks of the bipartite walk (a dangling chunk, one that names no
@@ -115,20 +115,27 @@ class Scope:
         for the iteration."""
         if getattr(self, "_transition_key", None) != damping:
             W = self.W
-            deg_c = np.asarray(W.sum(axis=1)).ravel()
-            deg_e = np.asarray(W.sum(axis=0)).ravel()  # > 0: every scope entity has a mention
+            deg_c = W.row_sums()
+            deg_e = W.col_sums()  # > 0: every scope entity has a mention
             inv_c = np.divide(1.0, deg_c, out=np.zeros_like(deg_c), where=deg_c > 0)
             # float32: the iteration is memory-bound, and 1e-7 relative is far below TOL
-            to_c = sp.csr_array(W * (damping / deg_e)[None, :], dtype=np.float32)  # entity j -> chunk i
-            to_e = sp.csr_array(W.T * (damping * inv_c)[None, :], dtype=np.float32)  # chunk i -> entity j
+            to_c = W.scale_columns(damping / deg_e).astype(np.float32)  # entity j -> chunk i
+            to_e = W.T.scale_columns(damping * inv_c).astype(np.float32)  # chunk i -> entity j
             self._transition = (to_c, to_e, np.flatnonzero(deg_c == 0))
             self._transition_key = damping
         return self._transition
 
 
-def _rows_of(m: sp.csr_array) -> list[list[int]]:
-    """Column indices of each row of a CSR matrix, as Python lists."""
-    return [m.indices[m.indptr[i]:m.indptr[i + 1]].tolist() for i in range(m.shape[0])]
+def _biadjacency(g: nx.Graph, rows: list[Any], cols: list[Any], attr: str) -> CSR:
+    """The ``rows`` x ``cols`` matrix of edge attribute ``attr`` (1 when an edge lacks it), float64.
+
+    ``nx.bipartite.biadjacency_matrix`` without SciPy: the same triplets in the same order."""
+    row_of = {n: i for i, n in enumerate(rows)}
+    col_of = {n: j for j, n in enumerate(cols)}
+    triplets = [(row_of[u], col_of[v], d.get(attr, 1)) for u, v, d in g.edges(rows, data=True)
+                if u in row_of and v in col_of]
+    r, c, w = zip(*triplets, strict=True) if triplets else ((), (), ())
+    return CSR.from_coo(np.array(w, dtype=np.float64), r, c, (len(rows), len(cols)))
 
 
 class GraphRetrieval:
@@ -213,15 +220,9 @@ class GraphRetrieval:
             if subject is not None and not g.has_edge(("c", i), ("e", subject)):
                 g.add_edge(("c", i), ("e", subject), weight=self.subject_weight, mention=0.0)
         self.graph = g
-        if chunk_nodes and entity_nodes:
-            self.W = nx.bipartite.biadjacency_matrix(g, chunk_nodes, entity_nodes, weight="weight", format="csr")
-            self.M = nx.bipartite.biadjacency_matrix(g, chunk_nodes, entity_nodes, weight="mention", format="csr")
-        else:
-            self.W = self.M = sp.csr_array((len(chunk_nodes), len(entity_nodes)), dtype=np.float64)
-        self.W = sp.csr_array(self.W, dtype=np.float64)
-        self.M = sp.csr_array(self.M, dtype=np.float64)
-        self.M.eliminate_zeros()
-        self.chunk_entities = _rows_of(self.M)  # chunk row -> entity columns its text names
+        self.W = _biadjacency(g, chunk_nodes, entity_nodes, "weight")
+        self.M = _biadjacency(g, chunk_nodes, entity_nodes, "mention").eliminate_zeros()
+        self.chunk_entities = self.M.row_lists()  # chunk row -> entity columns its text names
 
     # ------------------------------------------------------------------ scope
     def masks(self, query: SearchQuery, access: AccessSnapshot) -> tuple[np.ndarray, np.ndarray]:
@@ -247,10 +248,10 @@ class GraphRetrieval:
         if mask is self._scope_mask and self._scope_cache is not None:
             return self._scope_cache
         rows = np.flatnonzero(mask)
-        M = self.M[rows]
-        support = np.asarray(M.sum(axis=0)).ravel()
+        M = self.M.take_rows(rows)
+        support = M.col_sums()
         ents = np.flatnonzero(support > 0)
-        scope = Scope(rows, ents, self.W[rows][:, ents].tocsr(), M[:, ents].tocsr(), support[ents],
+        scope = Scope(rows, ents, self.W.take_rows(rows).take_columns(ents), M.take_columns(ents), support[ents],
                       len(self.entity_titles))
         if mask is self._scope_mask:
             self._scope_cache = scope
@@ -267,10 +268,10 @@ class GraphRetrieval:
         for r in scope.rows.tolist():
             g.add_node(("chunk", self.table.ids[r]), source_id=str(self.table.source_ids[r]))
         g.add_nodes_from(("entity", self.entity_titles[e]) for e in scope.ents.tolist())
-        W, M = scope.W.tocoo(), scope.M.tocsr()
-        for i, j, w in zip(W.row.tolist(), W.col.tolist(), W.data.tolist(), strict=True):
+        W, M = scope.W, scope.M
+        for i, j, w in zip(W.row_ids().tolist(), W.indices.tolist(), W.data.tolist(), strict=True):
             g.add_edge(("chunk", self.table.ids[scope.rows[i]]), ("entity", self.entity_titles[scope.ents[j]]),
-                       weight=w, mention=float(M[i, j]))
+                       weight=w, mention=M.get(i, j))
         return g
 
     def seeds(self, query: SearchQuery, scope: Scope) -> list[str]:
@@ -376,8 +377,8 @@ class GraphRetrieval:
         if not seeds:
             return []
         xc, xe = self._ppr(scope, seeds)
-        ents_of = _rows_of(scope.M)  # scope chunk -> entity columns it names
-        chunks_of = _rows_of(scope.M.T.tocsr())  # entity column -> scope chunks naming it
+        ents_of = scope.M.row_lists()  # scope chunk -> entity columns it names
+        chunks_of = scope.M.T.row_lists()  # entity column -> scope chunks naming it
         names = [self.entity_titles[e] for e in scope.ents]
         better = lambda j: (-xe[j], names[j])  # noqa: E731
         hops = {scope.col(self.entity_index[s]): 0 for s in seeds}
