@@ -115,3 +115,13 @@ def _reference_scores(texts: list[str], query: str, k1: float = 1.2, b: float = 
                 score += idf * d[tok] * (k1 + 1) / (d[tok] + k1 * (1 - b + b * length / avg))
         out.append(score)
     return out
+
+
+def test_texts_with_no_word_but_stopwords_score_zero_instead_of_failing_the_build():
+    """A corpus whose chunks hold only function words or punctuation (a divider page, an empty
+    section) gives the lexical channel nothing to weigh: every query scores 0, nothing crashes."""
+    from tools.lexical import BM25
+
+    bm25 = BM25(["the a", "of --", ""])
+    assert bm25.scores("timeout").tolist() == [0.0, 0.0, 0.0]
+    assert bm25.scores("the").tolist() == [0.0, 0.0, 0.0]

@@ -69,7 +69,8 @@ class BM25:
             self.weights = CSR.empty((0, 0), dtype=np.float32)
             return
         avg = float(lengths.mean()) or 1.0
-        rows_a, cols_a, tf = np.array(rows), np.array(cols), np.array(tfs, dtype=np.float32)
+        rows_a, cols_a = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
+        tf = np.array(tfs, dtype=np.float32)
         df = np.bincount(cols_a, minlength=len(self.vocab))
         idf = np.log1p((self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
         denom = tf + k1 * (1 - b + b * lengths[rows_a] / avg)
