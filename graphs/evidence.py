@@ -80,11 +80,11 @@ def local_facts(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, prof
     return facts
 
 
-def page_statements(doc: SourceDoc, start: int, end: int, reg: EntityExtractor,
-                    profile: Profile) -> list[tuple[Span, list[Fact]]]:
-    """What a prose page says changed, in sentences outside the span `start:end` a search returned:
-    each sentence's span and its facts (with the page's own front matter, which says what the page
-    is and which version it applies to).
+def page_statements(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, profile: Profile,
+                    known: frozenset[str] = frozenset()) -> list[tuple[Span, list[Fact]]]:
+    """What else a prose page says changed, outside the span `start:end` a search returned: for
+    each key not in `known` (the keys the hit itself states), its first sentence's span and facts
+    (with the page's own front matter, which says what the page is and which version it applies to).
 
     A search hit is a chunk of a page; an engineer who opens a release note for one line reads
     the whole list of what changed on it. Each sentence found is cited by its own span."""
@@ -92,8 +92,11 @@ def page_statements(doc: SourceDoc, start: int, end: int, reg: EntityExtractor,
         return []
     page = derive.document_fact(doc, reg)
     by_span: dict[Span, list[Fact]] = {}
+    seen = set(known)
     for f in derive.prose_facts(doc, 0, len(doc.text), reg, profile):
-        if isinstance(f, StatementFact) and f.at is not None and not (start <= f.at.start and f.at.end <= end):
+        if (isinstance(f, StatementFact) and f.at is not None and f.key not in seen
+                and not (start <= f.at.start and f.at.end <= end)):
+            seen.add(f.key)
             by_span.setdefault(f.at, [*([page] if page else [])]).append(f)
     return list(by_span.items())
 

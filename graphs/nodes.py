@@ -23,7 +23,7 @@ from graphs.rulebook.anomalies import entity_state
 from graphs.rulebook.path import Trace
 from state import stable_id
 from state.case import CausalChainClaim
-from state.facts import Fact
+from state.facts import Fact, StatementFact
 from state.span import Span
 from state.claims import ClaimDecision, StopReason
 from state.evidence import (
@@ -207,7 +207,10 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
         if isinstance(gap.act, DocumentsAction):
             # the page a search opened is read whole for what it says changed: each such sentence
             # outside the hit is cited by its own span, from the same opening (no further read)
-            for span, said in page_statements(doc, cite.start, cite.end, reg, deps.profile):
+            # keys this page is already cited for (this hit, or an earlier reading of it) are not cited again
+            cited = [f for e in store.evidence(run) if e.source_id == doc.id for f in e.facts]
+            known = frozenset(f.key for f in [*facts, *cited] if isinstance(f, StatementFact))
+            for span, said in page_statements(doc, cite.start, cite.end, reg, deps.profile, known):
                 at = hit.model_copy(update={"channel": "page", "start": span.start, "end": span.end})
                 new_ids.append(_cite(deps, round_, gap, doc, at, span, said, result.watermark, "page"))
     _done(deps, ReadStep(round=round_, reads=tuple(reads), new_evidence=tuple(dict.fromkeys(new_ids)), failed=tuple(failed),

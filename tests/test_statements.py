@@ -104,3 +104,5 @@ def test_a_page_opened_by_a_search_is_read_whole_for_what_it_says_changed(tmp_pa
     assert [f.key for f in facts if isinstance(f, StatementFact)] == ["db_pool_size"]
     assert any(isinstance(f, DocumentFact) and f.doc_id == "lib-docs" for f in facts)
     assert page_statements(doc, 0, len(doc.text), reg, default_profile()) == [], "a hit that covers the page"
+    again = page_statements(doc, at, at + len(first), reg, default_profile(), known=frozenset({"db_pool_size"}))
+    assert again == [], "a key the hit already states is not cited again from elsewhere on the page"
