@@ -7,8 +7,9 @@ from datetime import datetime
 from state import stable_id
 from state.case import Case
 from state.evidence import Evidence, Finding, Hit, Scope
-from state.facts import Fact
+from state.facts import Fact, StatementFact
 from state.profile import Profile
+from state.sources import PROSE_KINDS
 from state.span import Span
 from tools import derive
 from tools.corpus import SourceDoc
@@ -77,6 +78,27 @@ def local_facts(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, prof
         if snap is not None:
             facts.append(snap)
     return facts
+
+
+def page_statements(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, profile: Profile,
+                    known: frozenset[str] = frozenset()) -> list[tuple[Span, list[Fact]]]:
+    """What else a prose page says changed, outside the span `start:end` a search returned: for
+    each key not in `known` (the keys the hit itself states), its first sentence's span and facts
+    (with the page's own front matter, which says what the page is and which version it applies to).
+
+    A search hit is a chunk of a page; an engineer who opens a release note for one line reads
+    the whole list of what changed on it. Each sentence found is cited by its own span."""
+    if doc.front is None and doc.kind not in PROSE_KINDS:
+        return []
+    page = derive.document_fact(doc, reg)
+    by_span: dict[Span, list[Fact]] = {}
+    seen = set(known)
+    for f in derive.prose_facts(doc, 0, len(doc.text), reg, profile):
+        if (isinstance(f, StatementFact) and f.at is not None and f.key not in seen
+                and not (start <= f.at.start and f.at.end <= end)):
+            seen.add(f.key)
+            by_span.setdefault(f.at, [*([page] if page else [])]).append(f)
+    return list(by_span.items())
 
 
 def make_evidence(*, eid: str, doc: SourceDoc, hit: Hit, query: str, span: Span, facts: list[Fact], claim_id: str,

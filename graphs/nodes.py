@@ -13,7 +13,7 @@ from langgraph.types import interrupt
 
 from graphs.rulebook.verdicts import causal_trace, decide_all
 from graphs.deps import Deps
-from graphs.evidence import anchor, evidence_key, make_evidence, read_facts
+from graphs.evidence import anchor, evidence_key, make_evidence, page_statements, read_facts
 from graphs.rulebook.consistency import reconcile
 from graphs.rulebook.hypotheses import read_blames
 from graphs.rulebook.knowledge import Knowledge
@@ -23,6 +23,8 @@ from graphs.rulebook.anomalies import entity_state
 from graphs.rulebook.path import Trace
 from state import stable_id
 from state.case import CausalChainClaim
+from state.facts import Fact, StatementFact
+from state.span import Span
 from state.claims import ClaimDecision, StopReason
 from state.evidence import (
     ChangesAction, DocumentsAction, Gap, Hit, PlacementAction, RecordsAction, RelationsAction, TelemetryAction,
@@ -30,6 +32,7 @@ from state.evidence import (
 from state.steps import (
     DecideStep, HitRef, Logged, PlanChoice, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,
 )
+from tools.corpus import SourceDoc
 from tools.observations import Lookup
 from tools.retrieval import SearchQuery
 
@@ -200,18 +203,34 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
             denied.append(hit.source_id)
         if rec.outcome != "ok" or doc is None or cite is None:
             continue
-        ekey = evidence_key(doc.id, doc.revision, cite.start, cite.end, hit.focus)
-        existing = store.evidence_by_key(run, ekey)
-        if existing is None:
-            floor = max([int(e.id[1:]) for e in deps.case.initial_evidence if e.id[1:].isdigit()] or [0])
-            ev = make_evidence(eid=f"E{store.next_evidence_number(run, floor)}", doc=doc, hit=hit, query=gap.query,
-                               span=cite, facts=facts, claim_id=gap.claim_id, watermark=result.watermark,
-                               round_=round_, read_at=datetime.now(timezone.utc))
-            existing = store.add_evidence(run, ekey, ev)
-        new_ids.append(existing.id)
-    _done(deps, ReadStep(round=round_, reads=tuple(reads), new_evidence=tuple(new_ids), failed=tuple(failed),
+        new_ids.append(_cite(deps, round_, gap, doc, hit, cite, facts, result.watermark, hit.focus))
+        if isinstance(gap.act, DocumentsAction):
+            # the page a search opened is read whole for what it says changed: each such sentence
+            # outside the hit is cited by its own span, from the same opening (no further read)
+            # keys this page is already cited for (this hit, or an earlier reading of it) are not cited again
+            cited = [f for e in store.evidence(run) if e.source_id == doc.id for f in e.facts]
+            known = frozenset(f.key for f in [*facts, *cited] if isinstance(f, StatementFact))
+            for span, said in page_statements(doc, cite.start, cite.end, reg, deps.profile, known):
+                at = hit.model_copy(update={"channel": "page", "start": span.start, "end": span.end})
+                new_ids.append(_cite(deps, round_, gap, doc, at, span, said, result.watermark, "page"))
+    _done(deps, ReadStep(round=round_, reads=tuple(reads), new_evidence=tuple(dict.fromkeys(new_ids)), failed=tuple(failed),
                          denied=tuple(denied), watermark=deps.policy.current().watermark))
-    return {"new_evidence": new_ids}
+    return {"new_evidence": list(dict.fromkeys(new_ids))}
+
+
+def _cite(deps: Deps, round_: int, gap: Gap, doc: SourceDoc, hit: Hit, span: Span, facts: list[Fact], watermark: str,
+          focus: str) -> str:
+    """The id of the evidence for `span` of `doc`: added once, found again by its key after a re-run."""
+    store, run = deps.store, deps.run_id
+    ekey = evidence_key(doc.id, doc.revision, span.start, span.end, focus)
+    existing = store.evidence_by_key(run, ekey)
+    if existing is None:
+        floor = max([int(e.id[1:]) for e in deps.case.initial_evidence if e.id[1:].isdigit()] or [0])
+        ev = make_evidence(eid=f"E{store.next_evidence_number(run, floor)}", doc=doc, hit=hit, query=gap.query,
+                           span=span, facts=facts, claim_id=gap.claim_id, watermark=watermark,
+                           round_=round_, read_at=datetime.now(timezone.utc))
+        existing = store.add_evidence(run, ekey, ev)
+    return existing.id
 
 
 def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecision]) -> dict[str, ClaimDecision]:

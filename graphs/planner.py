@@ -209,6 +209,11 @@ class DeterministicPlanner:
                               act=DocumentsAction(query=f"{dep.name} {dep.to} changed default behaviour",
                                                   seeds=(dep.name, dep.to), kinds=("doc", "runbook", "note")),
                               reason=f"what {dep.name} {dep.to}, deployed by {ch.id}, changed")
+                if cause.contested:
+                    yield Gap(claim_id=claim.id, act=TelemetryAction(entities=(cause.entity,), environment=env,
+                                                                     signals=("metric",)),
+                              reason=f"the series of {cause.entity}: one named after a key the documents disagree on "
+                                     f"({', '.join(key for key, _e in cause.contested)}) shows which changed")
         yield Gap(claim_id=claim.id, act=DocumentsAction(query=f"{s} {case.alert.text} {case.question}", seeds=(s,),
                                                          kinds=DOCUMENT_KINDS),
                   reason=f"sources describing how {s} behaves under this symptom (runbooks, hypotheses)")

@@ -24,7 +24,8 @@ def _series(start_min: int, values: list[float]) -> str:
 
 
 def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_applies="3.1.*",
-               with_change=True, cpu_rises=False, lag_rises=True, log_names_client=True) -> Path:
+               with_change=True, cpu_rises=False, lag_rises=True, log_names_client=True, second_key=False,
+               timeout_gauge=False) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "case.yaml").write_text(yaml.safe_dump({
         "format": "investigator/case@1", "id": "T-1", "run_id": "t1", "title": "queue lag",
@@ -56,7 +57,8 @@ def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_ap
             "---\ndoc_id: broker-client-docs\ntitle: broker-client 3.1\nversion: \"3.1\"\nservice: broker-client\n"
             f"environment: \"*\"\nupdated_at: 2026-06-01T00:00:00+00:00\nstatus: {doc_status}\n"
             f"applies_to_versions: [\"{doc_applies}\"]\n---\n\n# broker-client 3.1\n\n"
-            "In 3.1 the default `ack_timeout` changed from 1 s to 30 s per publish.\n"),
+            "In 3.1 the default `ack_timeout` changed from 1 s to 30 s per publish.\n"
+            + ("\nIn 3.1 the default `linger_ms` changed from 0 to 5.\n" if second_key else "")),
         "catalog.yaml": "services:\n  - {name: queue-api, environment: prod, depends_on: [broker-client]}\n"
                         "components:\n  - {name: broker-client, kind: client}\n",
     }
@@ -65,9 +67,13 @@ def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_ap
                                "started_at: 2026-07-01T08:50:00+00:00\ncompleted_at: 2026-07-01T08:55:00+00:00\n"
                                "version_from: 1.0.0\nversion_to: 1.1.0\n"
                                "dependency_changes:\n  - {name: broker-client, from: 3.0.2, to: 3.1.0}\n")
+    if timeout_gauge:
+        files["ack.csv"] = _series(30, [1.0] * 34 + [30.0] * 17)
     for name, text in files.items():
         (src / name).write_text(text)
-    for name, metric in (("lag.csv", "lag_ms"), ("cpu.csv", "cpu_pct")):
+    for name, metric in (("lag.csv", "lag_ms"), ("cpu.csv", "cpu_pct"), ("ack.csv", "broker_client_ack_timeout_seconds")):
+        if name not in files:
+            continue
         (src / f"{name}.meta.yaml").write_text(f"metric: {metric}\nservice: queue-api\nenvironment: prod\nunit: x\n")
     sources = [
         {"id": "lag", "path": "sources/lag.csv", "kind": "metric", "environment": "prod", "service": "queue-api"},
@@ -77,6 +83,9 @@ def write_case(root: Path, *, doc_status="current", doc_trust="verified", doc_ap
          "trust": doc_trust},
         {"id": "catalog", "path": "sources/catalog.yaml", "kind": "catalog"},
     ]
+    if timeout_gauge:
+        sources.append({"id": "ack", "path": "sources/ack.csv", "kind": "metric", "environment": "prod",
+                        "service": "queue-api"})
     if with_change:
         sources.append({"id": "DEP-1", "path": "sources/DEP-1.yaml", "kind": "change", "environment": "prod",
                         "service": "queue-api"})
@@ -115,6 +124,18 @@ def test_a_document_that_does_not_apply_never_refines_the_cause(run, variant):
     rc = claims["cause"].root_cause
     assert rc is not None and rc.change == "DEP-1" and rc.refined is None
     assert all(h.target != "ack_timeout" for h in claims["cause"].path)
+
+
+def test_two_stated_changes_of_the_library_leave_the_element_open_until_a_series_named_after_one_moved(run):
+    """The release notes state two changed defaults and no line names either: the documents alone
+    do not pick one. A gauge of the subject named after one of them that departed does."""
+    claims, _ = run(second_key=True)
+    rc = claims["cause"].root_cause
+    assert rc is not None and rc.refined is None and claims["cause"].verdict == "inferred"
+    claims, _ = run(second_key=True, timeout_gauge=True)
+    rc = claims["cause"].root_cause
+    assert rc is not None and rc.refined == "ack_timeout", claims["cause"].rule
+    assert claims["cause"].verdict == "confirmed"
 
 
 def test_without_a_line_naming_what_changed_a_cause_at_the_subject_is_only_inferred(run):

@@ -82,3 +82,27 @@ def test_an_instruction_to_the_investigator_is_flagged(tmp_path):
 ])
 def test_versions_match_on_whole_tokens(deployed, pattern, ok):
     assert version_matches(deployed, pattern) is ok
+
+
+def test_a_page_opened_by_a_search_is_read_whole_for_what_it_says_changed(tmp_path):
+    """A search returns one chunk of a release note; the note's other sentences that state a change
+    are read from the same opening, each cited by its own span, with the page's front matter."""
+    from graphs.evidence import page_statements
+    from state.facts import DocumentFact, StatementFact
+
+    first = "In 3.1 the default `ack_timeout` changed from 1 s to 30 s."
+    filler = "".join(f"Section {i} describes the publish path and needs no setting.\n" for i in range(60))
+    second = "In 3.1 the default `DB_POOL_SIZE` changed from 10 to 4."
+    (tmp_path / "doc.md").write_text(FRONT + first + "\n\n" + filler + "\n" + second + "\n")
+    doc = load_source(tmp_path, SourceEntry(id="d", path="doc.md", kind="doc", groups=("ops",)))
+    reg = EntityExtractor({"broker-lib": "component"}, keys=("ack_timeout", "DB_POOL_SIZE"))
+    at = doc.text.index(first)
+    found = page_statements(doc, at, at + len(first), reg, default_profile())
+    assert len(found) == 1, "the statement inside the hit is the hit's own, not repeated"
+    span, facts = found[0]
+    assert doc.text[span.start:span.end].strip() == second
+    assert [f.key for f in facts if isinstance(f, StatementFact)] == ["db_pool_size"]
+    assert any(isinstance(f, DocumentFact) and f.doc_id == "lib-docs" for f in facts)
+    assert page_statements(doc, 0, len(doc.text), reg, default_profile()) == [], "a hit that covers the page"
+    again = page_statements(doc, at, at + len(first), reg, default_profile(), known=frozenset({"db_pool_size"}))
+    assert again == [], "a key the hit already states is not cited again from elsewhere on the page"

@@ -8,9 +8,11 @@ change of (§5, Changed element), leaving the claim contested when they disagree
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import get_args
 
+from graphs.rulebook.anomalies import moved
 from graphs.rulebook.applicability import applicability, version_matches
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.limits import at_limit
@@ -230,6 +232,30 @@ def _describe(ch: ChangeFact) -> str:
     return ", ".join(parts) + (f", at {when:%Y-%m-%d %H:%M:%S%z}" if when else "")
 
 
+def _unprefixed(key: str, component: str) -> str:
+    """A setting written with its library's name in front (an environment variable) as the library
+    names it: `dbkit_pool_max_conns` of `dbkit` -> `pool_max_conns`."""
+    head = canon_key(component) + "_"
+    return key[len(head):] if key.startswith(head) and len(key) > len(head) else key
+
+
+def _series_named(k: Knowledge, entity: str, keys: list[str]) -> list[str]:
+    """The keys (of two words or more) that a metric series of `entity` is named after and that
+    departed from its baseline, up or down: a gauge of the setting shows which setting changed."""
+    ratio = k.profile.anomaly.min_ratio
+    series = [f for f, _e in k.signals.get(entity, []) if isinstance(f, SignalFact) and f.signal == "metric"]
+    out = []
+    for key in keys:
+        words = [w for w in re.split(r"[_.\-]+", canon_key(key)) if w]
+        if len(words) < 2:
+            continue
+        pattern = re.compile(r"(?<![a-z0-9])" + "_".join(words) + r"(?![a-z0-9])")
+        if any(pattern.search(canon_key(f.name)) and (moved(f, k, "up", ratio) or moved(f, k, "down", ratio))
+               for f in series):
+            out.append(key)
+    return out
+
+
 def _refine(k: Knowledge, cause: Cause) -> None:
     """A component the change upgraded, refined to the key its applicable docs state a change of."""
     ch = cause.change.change if cause.change else None
@@ -254,9 +280,15 @@ def _refine(k: Knowledge, cause: Cause) -> None:
     if not found:
         cause.refined_note = (f"no sentence read in documentation of {dep.name} {dep.to} that states what it changed")
         return
+    # `DBKIT_POOL_MAX_CONNS` and `pool_max_conns` in one library's notes are one setting
+    found = [(_unprefixed(key, dep.name), e) for key, e in found]
     keys = list(dict.fromkeys(key for key, _e in found))
     # the anomaly's own words pick among several stated changes
     named = [key for key in keys if any(_names(m, canon_key(key)) for ms in k.mentions.values() for m, _e in ms)]
+    if len(named) != 1 and len(keys) > 1:
+        # else a series of the root named after one of them (`…_pool_max_conns`) that departed
+        shown = _series_named(k, cause.entity, keys)
+        named = shown if len(shown) == 1 else named
     if len(named) != 1 and len(keys) > 1:
         # sources disagree (or one lists several) and the telemetry names no single one: a document's
         # word alone, however trusted, never picks the cause (docs/deciding.md §5)
