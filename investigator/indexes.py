@@ -26,6 +26,7 @@ from tools.index import (
     IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, remove_leftovers, tombstone, tombstoned,
 )
 from tools.retrieval import RetrievalTool
+from tools.stages import StageClock
 
 if TYPE_CHECKING:
     from tools.graph.casegraph import GraphBuildInfo
@@ -62,8 +63,9 @@ class CaseIndexes:
         return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
 
     def ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
-                     force: bool = False) -> IndexInfo | None:
-        """Build the chunk index when it is missing or stale (or `force`); None when it was fresh."""
+                     force: bool = False, clock: StageClock | None = None) -> IndexInfo | None:
+        """Build the chunk index when it is missing or stale (or `force`); None when it was fresh.
+        `clock`: the stage clock that timed the parsing of `docs`, for the build to go on with."""
         path = self.index_path(case, case_dir)
         profile = parse_context(case, case_dir).profile
         with self._building(case, case_dir, "the index"):
@@ -75,7 +77,7 @@ class CaseIndexes:
                     and meta.get("fingerprint") == corpus_fingerprint(docs, tombstoned(path), profile)):
                 return None
             return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile,
-                               vectors_from=_sibling_indexes(case, path))
+                               vectors_from=_sibling_indexes(case, path), clock=clock)
 
     def ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
                      force: bool = False) -> GraphBuildInfo | None:
@@ -107,8 +109,10 @@ class CaseIndexes:
 
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the chunk index of the case folder when it is missing or stale; None when fresh."""
-        case, docs, _aside = load_readable(case_dir, self.progress)
-        return self.ensure_index(case, Path(case_dir), docs, force=force)
+        clock = StageClock(self.progress)
+        with clock.stage("parse"):
+            case, docs, _aside = load_readable(case_dir, self.progress)
+        return self.ensure_index(case, Path(case_dir), docs, force=force, clock=clock)
 
     def index_graph(self, case_dir: Path, *, force: bool = False) -> GraphBuildInfo | None:
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""

@@ -102,6 +102,7 @@ class Ticker:
             self._stop.set()
             now = self.clock()
             if said and (self.last_said is not None or now - self.started >= self.quiet):
-                self.say(f"{self.what}: done, {self.count()} in {duration(now - self.started)}")
+                counted = f", {self.count()}" if self.done or self.total else ""  # nothing counted: just done
+                self.say(f"{self.what}: done{counted} in {duration(now - self.started)}")
         if self._beat is not None and self._beat is not threading.current_thread():
             self._beat.join()

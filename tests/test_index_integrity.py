@@ -19,7 +19,7 @@ from investigator.config import Settings
 from investigator.runtime import Investigator
 from state.errors import IndexMissing
 from state.expected import load_expected
-from tools.index import build_lock, index_fingerprint
+from tools.index import build_lock, index_fingerprint, last_build
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
@@ -75,6 +75,25 @@ def test_two_case_folders_with_the_same_id_get_their_own_indexes_and_a_rebuild_o
     assert (_identity(pa), index_fingerprint(pa)) == before, "the other folder's index is untouched"
     assert inv.index(a) is None, "and still current"
     assert index_fingerprint(pa) != index_fingerprint(pb)
+
+
+def test_a_build_reports_how_long_each_stage_took_and_the_stages_add_up_to_no_more_than_the_build(
+        tmp_path, embedder, index_root):
+    case_dir = _copy(tmp_path / "case")
+    said: list[str] = []
+    inv = _inv(tmp_path / "ws", embedder, index_root, progress=said.append)
+    started = time.perf_counter()
+    info = inv.index(case_dir)
+    wall = time.perf_counter() - started
+    assert info is not None
+    assert set(info.stages) == {"parse", "chunk", "embed", "write", "entities", "verify"}
+    assert all(t.wall >= 0 and t.cpu >= 0 for t in info.stages.values())
+    assert sum(t.wall for t in info.stages.values()) <= info.seconds + 0.001 * len(info.stages), \
+        "stages never overlap (each rounded to the millisecond)"
+    assert info.seconds <= wall, "the build's time, parsing included, is within what the caller waited"
+    assert last_build(inv.index_path(inv.validate(case_dir), case_dir)) == info, "recorded next to the index"
+    closing = next(line for line in said if line.startswith("index built:"))
+    assert all(f"{name} " in closing for name in info.stages), closing
 
 
 def test_an_index_is_stale_when_the_manifest_moves_a_source_to_another_environment_but_not_when_only_its_groups_change(

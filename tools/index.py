@@ -22,13 +22,12 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from state import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
 from state.profile import Profile
 from state.progress import Progress, Ticker, silent
-from tools import derive
+from tools import columns, derive
 from tools.chunking import Chunk, chunk_source
 from tools.tombstones import tombstoned
 from tools.corpus import SourceDoc, load_sources
@@ -36,6 +35,7 @@ from tools.manifest import load_manifest
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
 from tools.profile import default_profile
+from tools.stages import StageClock, StageTime, stage_summary
 
 SCHEMA_VERSION = 3
 
@@ -48,7 +48,17 @@ class IndexInfo(Frozen):
     embedded: int
     """Chunks embedded in this build (the rest came from the vector cache)."""
     seconds: float
+    """Wall seconds of the whole build (parsing included when the build parsed, or was handed the
+    clock that timed the parsing)."""
     bytes: int
+    stages: dict[str, StageTime] = {}
+    """Time per stage, in the order they ran: parse (when timed), chunk, embed (cache look-ups
+    included), write (the new file: schema, chunks and vectors, meta, checkpoint, swap), entities
+    (the sources table, the entity registry and the structured records), verify. They add up to
+    at most `seconds`; what is left is locking and bookkeeping between them."""
+
+    def stage_summary(self) -> str:
+        return stage_summary(self.stages)
 
 
 def corpus_fingerprint(docs: list[SourceDoc], tombstones: set[str], profile: Profile | None = None) -> str:
@@ -94,21 +104,27 @@ STRUCTURED_TABLES = ("chunks", "sources", "streams", "relations", "placements", 
 
 def build_index(case_dir: Path, path: Path, embedder: Embedder, progress: Progress = silent,
                 docs: list[SourceDoc] | None = None, profile: Profile | None = None,
-                vectors_from: Sequence[Path] = ()) -> IndexInfo:
+                vectors_from: Sequence[Path] = (), clock: StageClock | None = None) -> IndexInfo:
     """(Re)build the case index at `path` from the case's sources (parsed here unless given),
-    honouring tombstones. `vectors_from`: other indexes whose cached vectors may be reused."""
-    docs = docs if docs is not None else load_sources(case_dir, load_manifest(case_dir))
+    honouring tombstones. `vectors_from`: other indexes whose cached vectors may be reused.
+    `clock`: the build's stage clock, when the caller started it (to time its parsing)."""
+    clock = clock or StageClock(progress)
+    if docs is None:
+        with clock.stage("parse"):
+            docs = load_sources(case_dir, load_manifest(case_dir))
     dead = tombstoned(path)
     live = [d for d in docs if d.id not in dead]
-    chunks = [c for d in live for c in chunk_source(d)]
+    with clock.stage("chunk"):
+        chunks = [c for d in live for c in chunk_source(d)]
     progress(f"parsed {len(live)} sources into {len(chunks)} chunks")
     return build_chunk_index(chunks, path, embedder, corpus_fingerprint(docs, dead, profile), live, progress,
-                             profile=profile, vectors_from=vectors_from)
+                             profile=profile, vectors_from=vectors_from, clock=clock)
 
 
 def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, fingerprint: str,
                       docs: list[SourceDoc] = (), progress: Progress = silent,
-                      profile: Profile | None = None, vectors_from: Sequence[Path] = ()) -> IndexInfo:
+                      profile: Profile | None = None, vectors_from: Sequence[Path] = (),
+                      clock: StageClock | None = None) -> IndexInfo:
     """Write chunks (with vectors, cached by text hash) and the docs' structured records to `path`.
 
     The index is built into a fresh file next to `path`, checked against what was parsed, and
@@ -116,8 +132,9 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     (or none) in place, never a partial one that looks up to date. The embedding cache and the
     tombstones of the previous index are carried over; vectors still missing are looked up in
     the embedding caches of `vectors_from` (a vector is keyed by the embedder and the exact
-    text, so any index's cache will do) before anything is embedded."""
-    t0 = time.perf_counter()
+    text, so any index's cache will do) before anything is embedded. `clock` times the stages
+    (IndexInfo.stages); a fresh one starts here when none is given."""
+    clock = clock or StageClock(progress)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(path.parent)
@@ -127,33 +144,36 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
     try:
         con = duckdb.connect(str(tmp))
         try:
-            _schema(con, embedder.dim)
-            crash_point("index", 1)
-            if path.exists():
-                con.execute(f"ATTACH {_sql_str(path)} AS old (READ_ONLY)")
-                try:
-                    con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM old.embed_cache")
-                    con.execute("INSERT OR REPLACE INTO tombstones SELECT * FROM old.tombstones")
-                except duckdb.Error:  # an older or broken index: nothing worth carrying over
-                    pass
-                finally:
-                    con.execute("DETACH old")
+            with clock.stage("write"):
+                with _transaction(con):
+                    _schema(con, embedder.dim)
+                crash_point("index", 1)
+                if path.exists():
+                    _carry_over(con, path)
             crash_point("index", 2)
-            vecs, embedded = _vectors(con, chunks, embedder, progress, vectors_from)
+            with clock.stage("embed", beat=False):  # it counts its chunks itself
+                vecs, embedded = _vectors(con, chunks, embedder, progress, vectors_from)
             crash_point("index", 3)
-            _insert_chunks(con, chunks, vecs, embedder.dim)
-            crash_point("index", 4)
-            derived = _structured(con, docs, profile or default_profile())
-            crash_point("index", 5)
-            _verify(con, chunks, docs, derived)
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
-                        [fingerprint, embedder.name, str(embedder.dim)])
-            crash_point("index", 6)
-            con.execute("CHECKPOINT")
+            with _transaction(con):  # one commit for the rows, not one per statement
+                with clock.stage("write"):
+                    _insert_chunks(con, chunks, vecs, embedder.dim)
+                crash_point("index", 4)
+                with clock.stage("entities"):
+                    derived = _structured(con, docs, profile or default_profile())
+                crash_point("index", 5)
+                with clock.stage("verify"):
+                    _verify(con, chunks, docs, derived)
+                with clock.stage("write"):
+                    con.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?), ('embedder', ?), ('dim', ?)",
+                                [fingerprint, embedder.name, str(embedder.dim)])
+                crash_point("index", 6)
+            with clock.stage("write"):
+                con.execute("CHECKPOINT")
         finally:
             con.close()
         crash_point("index", 7)
-        os.replace(tmp, path)
+        with clock.stage("write"):
+            os.replace(tmp, path)
         crash_point("index", 8)
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
@@ -161,13 +181,14 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
                 leftover.unlink()
     info = IndexInfo(path=str(path), fingerprint=fingerprint, chunks=len(chunks),
                      sources=len({c.source_id for c in chunks}), embedded=embedded,
-                     seconds=round(time.perf_counter() - t0, 3), bytes=path.stat().st_size)
+                     seconds=round(clock.elapsed(), 3), bytes=path.stat().st_size, stages=clock.times())
     info_path = path.with_suffix(".info.json")
     info_tmp = info_path.with_name(build_name(".json"))
     info_tmp.write_text(info.model_dump_json(indent=2))
     os.replace(info_tmp, info_path)
     crash_point("index", 9)
-    progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s")
+    progress(f"index built: {info.chunks} chunks, {info.embedded} embedded, {info.seconds}s; "
+             f"stages: {info.stage_summary()}")
     return info
 
 
@@ -319,23 +340,17 @@ def last_build(path: Path) -> IndexInfo | None:
         return None
 
 
-def _vec_column(vecs: np.ndarray, dim: int) -> pa.Array:
-    return pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(vecs, dtype=np.float32).ravel()), dim)
-
-
 def _insert_chunks(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], vecs: np.ndarray, dim: int) -> None:
     """Bulk insert through Arrow: row-by-row inserts of vectors are far too slow at 10k+ chunks."""
     if not chunks:
         return
-    table = pa.table({
-        "chunk_id": [c.id for c in chunks], "source_id": [c.source_id for c in chunks],
-        "kind": [c.kind for c in chunks], "environment": [c.environment for c in chunks],
-        "service": [c.service for c in chunks], "version": [c.version for c in chunks],
-        "revision": [c.revision for c in chunks], "status": [c.status for c in chunks],
-        "trust": [c.trust for c in chunks], "title": [c.title for c in chunks],
-        "start_": pa.array([c.start for c in chunks], pa.int32()), "end_": pa.array([c.end for c in chunks], pa.int32()),
-        "text": [c.text for c in chunks], "ts": pa.array([c.ts for c in chunks], pa.timestamp("us", tz="UTC")),
-        "vec": _vec_column(vecs, dim),
+    text_fields = ("id", "source_id", "kind", "environment", "service", "version", "revision", "status", "trust",
+                   "title")
+    table = columns.table({
+        **{("chunk_id" if f == "id" else f): columns.strings([getattr(c, f) for c in chunks]) for f in text_fields},
+        "start_": columns.int32s([c.start for c in chunks]), "end_": columns.int32s([c.end for c in chunks]),
+        "text": columns.strings([c.text for c in chunks]), "ts": columns.timestamps([c.ts for c in chunks]),
+        "vec": columns.vectors(vecs, dim),
     })
     con.register("new_chunks", table)
     con.execute("INSERT INTO chunks SELECT * FROM new_chunks")
@@ -347,14 +362,14 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
     hashes = [content_hash(embedder.name + "\x1f" + c.text) for c in chunks]
     cached: dict[str, np.ndarray] = {}
     if hashes:
-        con.register("want", pa.table({"hash": sorted(set(hashes))}))
+        con.register("want", columns.table({"hash": columns.strings(sorted(set(hashes)))}))
         for other in vectors_from:
             if con.execute("SELECT count(*) FROM want LEFT JOIN embed_cache e USING (hash) "
                            "WHERE e.hash IS NULL").fetchone()[0] == 0:
                 break
             _copy_vectors(con, Path(other))
-        for h, v in con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchall():
-            cached[h] = np.asarray(v, dtype=np.float32)
+        got = con.execute("SELECT e.hash, e.vec FROM embed_cache e JOIN want USING (hash)").fetchnumpy()
+        cached.update(zip(got["hash"].tolist(), got["vec"]))  # NumPy rows: tuples of floats cost ~0.1 ms each
         con.unregister("want")
     todo = sorted({h: i for i, h in enumerate(hashes) if h not in cached}.items(), key=lambda x: x[1])
     if todo:
@@ -362,12 +377,37 @@ def _vectors(con: duckdb.DuckDBPyConnection, chunks: list[Chunk], embedder: Embe
         with Ticker(progress, "embedding", total=len(todo), unit="chunks", beat=True) as ticker:
             fresh = embedder.embed([chunks[i].text for _h, i in todo])
             ticker.advance(len(todo))
-        con.register("fresh", pa.table({"hash": [h for h, _i in todo], "vec": _vec_column(fresh, embedder.dim)}))
+        con.register("fresh", columns.table({"hash": columns.strings([h for h, _i in todo]),
+                                             "vec": columns.vectors(fresh, embedder.dim)}))
         con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM fresh")
         con.unregister("fresh")
         cached.update({h: fresh[j] for j, (h, _i) in enumerate(todo)})
     mat = np.array([cached[h] for h in hashes], dtype=np.float32).reshape(len(chunks), embedder.dim)
     return mat, len(todo)
+
+
+@contextmanager
+def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Statements committed together (rolled back on an error: the build file is discarded anyway)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def _carry_over(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """The embedding cache and the tombstones of the index being replaced."""
+    con.execute(f"ATTACH {_sql_str(path)} AS old (READ_ONLY)")
+    try:
+        con.execute("INSERT OR REPLACE INTO embed_cache SELECT * FROM old.embed_cache")
+        con.execute("INSERT OR REPLACE INTO tombstones SELECT * FROM old.tombstones")
+    except duckdb.Error:  # an older or broken index: nothing worth carrying over
+        pass
+    finally:
+        con.execute("DETACH old")
 
 
 def _sql_str(path: Path) -> str:

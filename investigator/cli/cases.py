@@ -30,7 +30,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     info = inv.index(Path(args.case), force=args.force)
     print("basic index is up to date" if info is None else
           f"basic: {info.sources} sources, {info.chunks} chunks ({info.embedded} embedded) in {info.seconds}s, "
-          f"{info.bytes} bytes at {info.path}")
+          f"{info.bytes} bytes at {info.path}\n  stages: {info.stage_summary()}")
     if args.graph_from:
         g = inv.import_graph(Path(args.case), Path(args.graph_from))
         print(f"graph: imported {args.graph_from}: {g.row_counts.get('entities', 0)} entities, "
