@@ -163,6 +163,7 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
     denied: list[str] = []
     opened_ok: set[tuple[str, str]] = set()
     reg = deps.registry.current()
+    page_keys = _stated_keys(deps) if isinstance(gap.act, DocumentsAction) else None
     for hit in state.get("hits", []):
         if budget_left <= 0:
             break
@@ -204,18 +205,28 @@ def read(state: LoopState, deps: Deps) -> dict[str, Any]:
         if rec.outcome != "ok" or doc is None or cite is None:
             continue
         new_ids.append(_cite(deps, round_, gap, doc, hit, cite, facts, result.watermark, hit.focus))
-        if isinstance(gap.act, DocumentsAction):
+        if page_keys is not None:
             # the page a search opened is read whole for what it says changed: each such sentence
-            # outside the hit is cited by its own span, from the same opening (no further read)
-            # keys this page is already cited for (this hit, or an earlier reading of it) are not cited again
-            cited = [f for e in store.evidence(run) if e.source_id == doc.id for f in e.facts]
-            known = frozenset(f.key for f in [*facts, *cited] if isinstance(f, StatementFact))
-            for span, said in page_statements(doc, cite.start, cite.end, reg, deps.profile, known):
+            # outside the hit is cited by its own span, from the same opening (no further read);
+            # keys the page is already cited for (this hit, or an earlier reading) are not cited again
+            known = page_keys.setdefault(doc.id, set())
+            known.update(f.key for f in facts if isinstance(f, StatementFact))
+            for span, said in page_statements(doc, cite.start, cite.end, reg, deps.profile, frozenset(known)):
                 at = hit.model_copy(update={"channel": "page", "start": span.start, "end": span.end})
                 new_ids.append(_cite(deps, round_, gap, doc, at, span, said, result.watermark, "page"))
-    _done(deps, ReadStep(round=round_, reads=tuple(reads), new_evidence=tuple(dict.fromkeys(new_ids)), failed=tuple(failed),
+                known.update(f.key for f in said if isinstance(f, StatementFact))
+    new_ids = list(dict.fromkeys(new_ids))
+    _done(deps, ReadStep(round=round_, reads=tuple(reads), new_evidence=tuple(new_ids), failed=tuple(failed),
                          denied=tuple(denied), watermark=deps.policy.current().watermark))
-    return {"new_evidence": list(dict.fromkeys(new_ids))}
+    return {"new_evidence": new_ids}
+
+
+def _stated_keys(deps: Deps) -> dict[str, set[str]]:
+    """Per source, the keys its evidence so far states a change of (read once per document round)."""
+    out: dict[str, set[str]] = {}
+    for e in deps.store.evidence(deps.run_id):
+        out.setdefault(e.source_id, set()).update(f.key for f in e.facts if isinstance(f, StatementFact))
+    return out
 
 
 def _cite(deps: Deps, round_: int, gap: Gap, doc: SourceDoc, hit: Hit, span: Span, facts: list[Fact], watermark: str,

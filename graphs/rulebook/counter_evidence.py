@@ -9,7 +9,7 @@ hypothesis that blames a change is decided as people decide it (`hypotheses.chan
 from __future__ import annotations
 
 from graphs.rulebook.anomalies import entity_state
-from graphs.rulebook.hypotheses import change_hypothesis, observed
+from graphs.rulebook.hypotheses import change_hypothesis, observed, predicted_series
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.path import Trace, comparable
 from graphs.rulebook.root import trace
@@ -33,7 +33,7 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
     assert p is not None
     entity = p.entity or k.case.subject.service
     rule = f"counter_evidence: {h.id} predicts {p.metric} of {entity} {p.direction} (×{p.min_ratio})"
-    sigs = [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
+    sigs = predicted_series(p, k)
     held, flat = observed(p, k)
     proposed = tuple(sorted(e.id for e in k.evidence.values() if e.span is not None and any(
         phrase.lower() in e.span.quote.lower() for phrase in h.mentioned_by)))

@@ -55,11 +55,15 @@ def telling_prediction(h: Hypothesis, case: Case) -> Prediction | None:
     return None if p.metric in symptoms else p
 
 
+def predicted_series(p: Prediction, k: Knowledge) -> list[Ref]:
+    """The read series of the metric a prediction names, on its entity (default: the subject)."""
+    entity = p.entity or k.case.subject.service
+    return [(f, e) for f, e in k.signals.get(entity, []) if f.signal == "metric" and f.name == p.metric]
+
+
 def observed(p: Prediction, k: Knowledge) -> tuple[list[str], list[str]]:
     """(evidence where the predicted series moved as predicted, evidence where it was read and did not)."""
-    entity = p.entity or k.case.subject.service
-    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in k.signals.get(entity, [])
-                if f.signal == "metric" and f.name == p.metric]
+    verdicts = [(e, moved(f, k, p.direction, p.min_ratio)) for f, e in predicted_series(p, k)]
     return [e for e, m in verdicts if m], [e for e, m in verdicts if m is False]
 
 
@@ -234,5 +238,5 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
     return Verdict("refuted", "; ".join(dict.fromkeys(w for w, _ids in reasons)), opposing=ev)
 
 
-__all__ = ["change_hypothesis", "observed", "read_blame", "read_blames", "restates_symptom", "telling_prediction",
+__all__ = ["change_hypothesis", "observed", "predicted_series", "read_blame", "read_blames", "restates_symptom", "telling_prediction",
            "Verdict"]
