@@ -58,6 +58,30 @@ def test_another_seed_gives_other_cases(tmp_path):
     assert _digest(tmp_path / "a") != _digest(tmp_path / "b")
 
 
+def test_a_forced_variant_writes_every_case_as_that_variant_with_its_hop_in_each_kind_of_prose(tmp_path):
+    """`--variant hop_in_prose`: every case's decisive hop is written only in prose, and the prose is a
+    runbook, design notes or a chat export (a Slack array) across the cases; each rests on its files."""
+    paths = generate(5, 9, tmp_path, variant="hop_in_prose")
+    kinds = set()
+    for case in paths:
+        expected = yaml.safe_load((case / "expected.yaml").read_text())
+        manifest = {e["id"]: e for e in yaml.safe_load((case / "sources.yaml").read_text())["sources"]}
+        assert "variant: hop_in_prose;" in (case / "expected.yaml").read_text().splitlines()[1], case.name
+        assert structure_problems(case) == [] and variant_problems(case) == [], case.name
+        hops = [h for c in expected["claims"].values() for h in (c.get("bridge_path") or [])]
+        kinds |= {(manifest[h["source"]]["kind"], manifest[h["source"]].get("format")) for h in hops
+                  if manifest[h["source"]]["kind"] in ("runbook", "doc", "note")}
+    assert kinds == {("runbook", "markdown"), ("doc", "markdown"), ("note", "chat")}
+
+
+def test_an_unknown_variant_is_refused_naming_the_known_ones(tmp_path):
+    from state.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="hop_in_prose"):
+        generate(5, 1, tmp_path, variant="hop_in_poetry")
+    assert not any(tmp_path.iterdir())
+
+
 def test_every_case_follows_the_case_format(cases):
     """Documented files, manifest paths inside the folder, parsable files, exact gold quotes, vocabularies, canaries."""
     problems = {c.name: structure_problems(c) for c in cases}

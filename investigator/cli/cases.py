@@ -104,6 +104,6 @@ def cmd_collect(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from investigator.generator import generate
 
-    paths = generate(args.seed, args.count, Path(args.out))
+    paths = generate(args.seed, args.count, Path(args.out), variant=args.variant)
     print(f"{len(paths)} cases written to {args.out}")
     return 0

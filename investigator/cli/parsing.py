@@ -131,6 +131,8 @@ def _case_writers(command: Command) -> None:
     s.add_argument("--seed", type=int, default=1, help="random seed: the same seed gives the same cases")
     s.add_argument("--count", type=int, default=30, help="number of cases")
     s.add_argument("--out", required=True, help="folder to write the case folders into")
+    s.add_argument("--variant", help="force every case to one variant (e.g. hop_in_prose: the decisive hop only in a "
+                                     "runbook, design notes or a chat export)")
 
 
 def _bench(command: Command) -> None:

@@ -17,15 +17,19 @@ from .scenario import CAUSES, RED_HERRINGS, VARIANTS, build_scenario
 __all__ = ["generate", "CAUSES", "VARIANTS", "RED_HERRINGS"]
 
 
-def generate(seed: int, count: int, out: Path, *, progress: Callable[[str], None] | None = None) -> list[Path]:
-    """Write `count` cases for `seed` under `out`; return their folders in index order."""
+def generate(seed: int, count: int, out: Path, *, variant: str | None = None,
+             progress: Callable[[str], None] | None = None) -> list[Path]:
+    """Write `count` cases for `seed` under `out`; return their folders in index order.
+
+    `variant` forces every case to that variant (`hop_in_prose`: each decisive hop written only in prose).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     t_all = time.perf_counter()
     for index in range(count):
         t0 = time.perf_counter()
-        sc = build_scenario(seed, index)
+        sc = build_scenario(seed, index, variant)
         paths.append(write_case(sc, out))
         if progress is not None:
             progress(f"{paths[-1].name}: {sc.cause}/{sc.variant}, depth {len(sc.path) - 1}, "

@@ -23,7 +23,7 @@ STOPS = {"evidence_ready", "budget_exhausted", "permission_denied", "awaiting_pe
          "no_new_progress"}
 ROOT_KINDS = {"deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure",
               "noisy_neighbour", "capacity"}
-FORMATS = {"runbook": {"markdown"}, "postmortem": {"markdown"}, "doc": {"markdown"}, "note": {"markdown"},
+FORMATS = {"runbook": {"markdown"}, "postmortem": {"markdown"}, "doc": {"markdown"}, "note": {"markdown", "chat"},
            "log": {"plain", "logfmt", "json", "syslog"}, "trace": {"otlp", "jaeger"}, "metric": {"csv", "prometheus"},
            "kubernetes": {"events", "pods", "pods-wide", "describe"},
            "change": {"record", "helm", "argocd", "rollout", "flags"},
@@ -162,9 +162,9 @@ def variant_problems(case_dir: Path) -> list[str]:
             if e["kind"] == "log" and e["service"] == caller and root in texts[e["id"]]:
                 out.append(f"{v}: the caller's log names {root}")
     if v == "hop_in_prose":
-        prose_hops = [h for h in causal.get("bridge_path", []) if by_id[h["source"]]["kind"] == "runbook"]
+        prose_hops = [h for h in causal.get("bridge_path", []) if by_id[h["source"]]["kind"] in ("runbook", "doc", "note")]
         if len(prose_hops) != 1:
-            out.append(f"hop_in_prose: {len(prose_hops)} hops quoted from a runbook")
+            out.append(f"hop_in_prose: {len(prose_hops)} hops quoted from prose")
         for h in prose_hops:
             a, b = h["from"], h["to"]
             for e in manifest:

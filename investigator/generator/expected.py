@@ -12,6 +12,7 @@ from datetime import timedelta
 from .bundle import Anchor, Bundle
 from .model import Change
 from .plan import Plan
+from .relations import PROSE_KIND
 from .scenario import Scenario
 
 _VIA_KIND = {"catalog": "catalog", "config": "config", "trace": "trace", "log_phrase": "log", "log_field": "log",
@@ -22,7 +23,7 @@ def _hop_anchor(sc: Scenario, bundle: Bundle, a: str, b: str) -> Anchor | None:
     """A quote that states a -> b, from the source kind the scenario chose for it (else any)."""
     anchors = bundle.anchors.get(f"hop:{a}:{b}", [])
     via = sc.hop_via.get((a, b))
-    kind = _VIA_KIND.get(via or "", "")
+    kind = PROSE_KIND[sc.prose_carrier] if via == "prose" else _VIA_KIND.get(via or "", "")
     for an in anchors:
         if bundle.by_id(an.source).kind == kind:
             return an

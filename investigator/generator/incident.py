@@ -57,6 +57,7 @@ class Scenario:
     implicate: str | None = None              # change key whose element the root's errors name
     prose_hop: tuple[str, str] | None = None
     prose_lang: str = "en"
+    prose_carrier: str = "runbook"            # runbook | doc | chat: where the prose hop is written
     claim_ids: dict[str, str] = field(default_factory=dict)
     fmt_hint: str | None = None
     change_types: list[str] | None = None

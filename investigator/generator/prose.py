@@ -7,6 +7,8 @@ entity name; a relation sentence appears only where the scenario puts a hop in p
 
 from __future__ import annotations
 
+import json
+import random
 from datetime import datetime, timedelta
 
 from . import vocab
@@ -160,7 +162,13 @@ def write_prose(sc: Scenario, bundle: Bundle, groups_for, readable: list[str]) -
                              ([topo.root] if ents[topo.root].kind == "service" and r.random() < 0.5 else [])):
         if svc == prose_a:
             a, b = sc.prose_hop
-            runbook(svc, sc.prose_lang, relation=relation_sentence(sc, a, b, sc.prose_lang), anchor=f"hop:{a}:{b}")
+            sentence = relation_sentence(sc, a, b, sc.prose_lang)
+            if sc.prose_carrier == "runbook":
+                runbook(svc, sc.prose_lang, relation=sentence, anchor=f"hop:{a}:{b}")
+            else:
+                runbook(svc, sc.prose_lang)
+                carrier = _design_doc if sc.prose_carrier == "doc" else _chat_export
+                carrier(sc, bundle, svc, sentence, readable, anchor=f"hop:{a}:{b}")
         else:
             runbook(svc, lang0 if svc == s else r.choice(sc.langs))
 
@@ -221,6 +229,63 @@ def write_prose(sc: Scenario, bundle: Bundle, groups_for, readable: list[str]) -
                           service=s, env=sc.env, text=front + body, groups=[grp], tags=["prose/note", "restricted"]))
     _component_docs(sc, bundle, readable)
     _records(sc, bundle, readable, docs_for_mapping, updated)
+
+
+_DESIGN = {
+    "en": ("{a} design notes", "## Overview", "{a} serves its callers over HTTP and keeps no state of its own.",
+           "## Dependencies", "## Operations", "Deploys go out through the usual pipeline; see the runbook for alerts."),
+    "zh": ("{a} 设计说明", "## 概述", "{a} 通过 HTTP 对外提供服务，本身不保存状态。", "## 依赖", "## 运维",
+           "发布走标准流水线；告警处理见运行手册。"),
+    "de": ("{a}: Designnotizen", "## Überblick", "{a} bedient seine Aufrufer per HTTP und hält selbst keinen Zustand.",
+           "## Abhängigkeiten", "## Betrieb", "Deployments laufen über die übliche Pipeline; Alarme: siehe Betriebshandbuch."),
+}
+
+
+def _design_doc(sc: Scenario, bundle: Bundle, a: str, sentence: str, readable: list[str], *, anchor: str) -> None:
+    """The caller's design notes, the one place its dependency is written down."""
+    r = random.Random(f"investigator-generator-carrier-text:{sc.seed}:{sc.index}")
+    lang = sc.prose_lang
+    title, h_over, over, h_dep, h_ops, ops = _DESIGN[lang]
+    body = "\n".join([f"# {title.format(a=a)}", "", h_over, "", over.format(a=a), "", h_dep, "", sentence, "",
+                      h_ops, "", ops]) + "\n"
+    updated = sc.start - timedelta(days=r.randint(10, 200), hours=r.randint(0, 20))
+    front = _front(sc, doc_id=f"{a}-design", title=title.format(a=a), version=f"r{r.randint(2, 14)}", service=a,
+                   owner=sc.topo.entities[a].team, updated=updated, status="current", lang=lang, groups=readable)
+    src = bundle.add(Source(id=f"{a}-design-notes", path=f"sources/docs/{a}-design.md", kind="doc", fmt="markdown",
+                            service=a, env=sc.env, text=front + body, groups=readable, tags=["prose/doc", f"lang/{lang}"]))
+    bundle.anchor(anchor, src, sentence)
+
+
+_CHATTER = {
+    "en": ["morning all", "standup moved to 10:30 today", "who has the pager this week?", "deploy freeze starts Friday",
+           "the flaky integration test is quarantined for now", "thanks!", "+1", "dashboards are back after the Grafana upgrade"],
+    "zh": ["大家早", "今天站会改到 10:30", "这周谁值班？", "周五开始封版", "那个不稳定的集成测试先隔离了", "收到，谢谢", "+1"],
+    "de": ["Moin zusammen", "Standup heute erst um 10:30", "Wer hat diese Woche Rufbereitschaft?", "Ab Freitag gilt Deploy-Freeze",
+           "Danke!", "+1", "Die Dashboards sind nach dem Grafana-Upgrade wieder da"],
+}
+_CHAT_INTRO = {"en": ["fyi for the new folks:", "reminder:", "context for the migration ticket:"],
+               "zh": ["补充一下：", "提醒一下：", "给新同学的背景："],
+               "de": ["Zur Info:", "Kurz zur Erinnerung:", "Hintergrund für das Migrations-Ticket:"]}
+
+
+def _chat_export(sc: Scenario, bundle: Bundle, a: str, sentence: str, readable: list[str], *, anchor: str) -> None:
+    """A team channel's chat export (Slack's JSON array) in which one message states the dependency."""
+    r = random.Random(f"investigator-generator-carrier-text:{sc.seed}:{sc.index}")
+    lang = sc.prose_lang
+    users = [f"U0{r.randint(10_000_000, 99_999_999):X}" for _ in range(4)]
+    t = sc.start - timedelta(days=r.randint(3, 40))
+    n = r.randint(5, 10)
+    at = r.randrange(1, n)
+    msgs = []
+    for i in range(n):
+        t += timedelta(minutes=r.randint(2, 300))
+        text = f"{r.choice(_CHAT_INTRO[lang])} {sentence}" if i == at else r.choice(_CHATTER[lang])
+        msgs.append({"type": "message", "user": r.choice(users), "text": text, "ts": f"{t.timestamp():.6f}"})
+    text = json.dumps(msgs, ensure_ascii=False, indent=1) + "\n"
+    team = sc.topo.entities[a].team
+    src = bundle.add(Source(id=f"chat-{team}-channel", path=f"sources/chat/{team}-channel.json", kind="note", fmt="chat",
+                            service=a, env=sc.env, text=text, groups=readable, tags=["prose/chat", f"lang/{lang}"]))
+    bundle.anchor(anchor, src, sentence)
 
 
 def _older(sc: Scenario, version: str) -> str:

@@ -3,6 +3,7 @@ every other dependency an ordinary one."""
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,6 +22,9 @@ def near_entities(sc: Scenario) -> set[str]:
 
 
 _SERVICE_CHANNELS = ["catalog", "config", "trace", "log_phrase", "log_field"]
+PROSE_CARRIERS = ("runbook", "doc", "chat")
+"""Where a hop in prose is written: the caller's runbook, its design notes, or a team chat export."""
+PROSE_KIND = {"runbook": "runbook", "doc": "doc", "chat": "note"}
 
 
 def plan_relations(sc: Scenario) -> None:
@@ -57,6 +61,8 @@ def plan_relations(sc: Scenario) -> None:
         if cands:
             sc.prose_hop = r.choice(cands)
             sc.prose_lang = r.choice(["en", "en", "zh", "de"])
+            # drawn apart from the case's own stream, so adding carriers moved no other draw of a case
+            sc.prose_carrier = random.Random(f"investigator-generator-carrier:{sc.seed}:{sc.index}").choice(PROSE_CARRIERS)
         else:
             sc.variant = "clean"
     for a, b in hops:

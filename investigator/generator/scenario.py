@@ -13,6 +13,8 @@ import math
 import random
 from datetime import date, datetime, timedelta, timezone
 
+from state.errors import ConfigError
+
 from . import vocab
 from .changeplan import plan_changes
 from .hypotheses import plan_hypotheses
@@ -97,9 +99,17 @@ def _minute(dt: datetime) -> datetime:
     return dt.replace(second=0, microsecond=0)
 
 
-def build_scenario(seed: int, index: int) -> Scenario:
+def build_scenario(seed: int, index: int, variant: str | None = None) -> Scenario:
+    """The incident `index` of `seed`; `variant` (one of VARIANTS) forces its variant, on a cause that admits it."""
     rng = random.Random(f"investigator-generator:{seed}:{index}")
     cause, forced, fmt_hint = block_plan(seed, index // BLOCK)[index % BLOCK]
+    if variant is not None:
+        if variant not in VARIANTS:
+            raise ConfigError(f"--variant: one of {', '.join(VARIANTS)} (got {variant!r})")
+        forced = variant
+        if variant != "false_alarm" and variant not in _eligible(cause, 0):
+            causes = [c for c in CAUSES if variant in _eligible(c, 0)]
+            cause, fmt_hint = rng.choices(causes, [CAUSE_WEIGHTS[CAUSES.index(c)] for c in causes])[0], None
     false_alarm = forced is None and rng.random() < 0.03
     depth = rng.choices([1, 2, 3, 4, 5], [22, 26, 22, 16, 14])[0]
     if cause == "noisy_neighbour":
