@@ -18,7 +18,7 @@ from graphs.rulebook.consistency import reconcile
 from graphs.rulebook.hypotheses import read_blames
 from graphs.rulebook.knowledge import Knowledge
 from graphs.loop_state import LoopState
-from graphs.planner import DeterministicPlanner
+from graphs.gaps import open_gaps
 from graphs.rulebook.anomalies import entity_state
 from graphs.rulebook.path import Trace
 from state import stable_id
@@ -258,7 +258,7 @@ def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecisio
         if d.verdict != "inferred":
             continue
         general = (deps.case.subject.service,)  # the symptom's runbook search proposes; it decides nothing
-        left = [g for g in DeterministicPlanner().gaps(deps.case, out, k, t, complete=False)
+        left = [g for g in open_gaps(deps.case, out, k, t, complete=False)
                 if g.claim_id == claim.id and g.fingerprint not in done
                 and not (isinstance(g.act, DocumentsAction) and g.act.seeds == general)]
         if not left:
