@@ -204,3 +204,55 @@ def test_times_in_a_verdict_are_told_in_the_cases_own_zone():
     w.everything_looked("web")
     d = _decide(w)
     assert d.verdict == "refuted" and "began at 14:30:00, before DEP-1 started at 14:34:00" in d.rule, d.rule
+
+
+def _flag(cid: str, minute: float, name: str, was: str, now: str):
+    from state.sources import FlagChange
+
+    return change(cid, "web", minute, type_="feature_flag").model_copy(
+        update={"flag": FlagChange(name=name, from_=was, to=now)})
+
+
+def _settles_on_a_flag_set_back(w: World, *, set_back: bool) -> World:
+    """web slows at 0 after two flag changes; the rollout raised at −2 is set back at 10 (when it was set
+    back, web recovered at 12), and checkout, which nothing on the path relates to, deployed at −20."""
+    base = rise("web", 0)
+    w.read(base.model_copy(update={"recovered_at": at(12) if set_back else None}))
+    flags = [_flag("F-0", -30, "dark-mode", "false", "true"), _flag("F-1", -2, "similar-v2", "rollout=10", "rollout=100")]
+    if set_back:
+        flags.append(_flag("F-2", 10, "similar-v2", "rollout=100", "rollout=10"))
+    w.read(*flags, change("DEP-9", "checkout", -20), source_kind="change")
+    w.everything_looked("web", "checkout")
+    return w
+
+
+def test_a_flag_set_back_to_what_it_was_ends_the_anomaly_and_so_ties_that_flag_change_to_it():
+    """A later change that puts a flag back as it was is its rollback (§5): the anomaly ending with it
+    names which of two flag changes caused it."""
+    from graphs.rulebook.cause import cause_at
+
+    w = _settles_on_a_flag_set_back(World(_case(blames={"entity": "checkout"})), set_back=True)
+    k = w.knowledge()
+    res = cause_at(k, trace(k, "web", 6))
+    assert not res.ambiguous and res.cause is not None and res.cause.change.change.id == "F-1"
+    assert any("ended after F-2" in how for _x, how, _e in res.cause.change.implicated)
+
+
+def test_a_deploy_of_something_unrelated_to_the_path_is_refuted_once_the_anomaly_itself_names_another_change():
+    w = _settles_on_a_flag_set_back(World(_case(blames={"entity": "checkout"})), set_back=True)
+    d = _decide(w)
+    assert d.verdict == "refuted", d.rule
+    assert "tied to F-1" in d.rule and "neither on the anomalous path" in d.rule
+
+
+def test_an_unrelated_deploy_stays_open_while_the_cause_is_picked_by_timing_alone():
+    """Without the set-back nothing ties either flag change to the anomaly: the unrelated deploy is not
+    ruled out by a cause that is itself only a guess."""
+    w = _settles_on_a_flag_set_back(World(_case(blames={"entity": "checkout"})), set_back=False)
+    assert _decide(w).verdict == "insufficient"
+
+
+def test_an_unrelated_looking_deploy_is_not_refuted_when_a_relation_ties_it_to_the_path():
+    w = _settles_on_a_flag_set_back(World(_case(blames={"entity": "checkout"})), set_back=True)
+    w.read(dep("web", "checkout"), source_kind="config")
+    assert "tied to F-1" not in _decide(w).rule

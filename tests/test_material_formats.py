@@ -89,6 +89,17 @@ def test_vendor_flag_audits_are_feature_flag_changes():
     _cites(UNLEASH, u)
 
 
+def test_a_flag_audit_listed_for_one_service_is_that_services_whatever_project_files_the_flags():
+    """A project groups flags (or repositories); it names the subject only when the manifest names none."""
+    (u,), _ = ledgers.parse_ledger(UNLEASH, "pricing-api", "prod")
+    assert (u.service, u.flag.name) == ("pricing-api", "new_pricing")
+    (f,), _ = ledgers.parse_ledger(FLAGSMITH, "search-api", "prod")
+    assert f.service == "search-api"
+    named = UNLEASH.replace('"project": "pricing"', '"project": "pricing", "service": "quotes-api"')
+    (n,), _ = ledgers.parse_ledger(named, "pricing-api", "prod")
+    assert n.service == "quotes-api", "a record that names its service keeps it"
+
+
 FLYWAY = json.dumps({"schemaVersion": "12", "database": "orders", "flywayVersion": "10.15.2", "migrations": [
     {"category": "Versioned", "version": "11", "description": "add index", "type": "SQL",
      "installedOnUTC": "2026-04-20T02:00:00.000Z", "state": "Success", "executionTime": 120},
@@ -302,3 +313,18 @@ spec:
     reg = json.dumps({"services": [{"name": "http-sdk", "type": "sdk"}, {"name": "web", "type": "svc"}]})
     cat, _ = catalogs.parse(reg, "registry")
     assert [(s.name, s.kind) for s in cat.services] == [("http-sdk", "component"), ("web", "service")]
+
+
+def test_a_flag_audit_entry_with_the_flags_state_before_and_after_says_what_was_set():
+    """Unleash writes a strategy update as `preData`/`data`: the setting that differs is the change
+    (rollout 10 → 100), and a later entry setting it back reads as the reverse."""
+    def entry(eid: int, when: str, was: str, now: str) -> dict:
+        strategy = lambda r: {"id": "s-1", "name": "flexibleRollout", "constraints": [],  # noqa: E731
+                              "parameters": {"groupId": "similar-v2", "rollout": r, "stickiness": "sessionId"}}
+        return {"id": eid, "type": "feature-strategy-updated", "createdAt": when, "featureName": "similar-v2",
+                "project": "web", "environment": "production", "preData": strategy(was), "data": strategy(now)}
+    text = json.dumps({"events": [entry(2, "2026-04-29T10:40:00Z", "100", "10"),
+                                  entry(1, "2026-04-29T10:02:00Z", "10", "100")]}, indent=2)
+    back, up = ledgers.parse_ledger(text, "event-api", "prod")[0]
+    assert (up.id, up.flag.name, up.flag.from_, up.flag.to) == ("1", "similar-v2", "rollout=10", "rollout=100")
+    assert (back.flag.from_, back.flag.to) == ("rollout=100", "rollout=10")

@@ -14,6 +14,7 @@ from typing import get_args
 
 from graphs.rulebook.anomalies import moved
 from graphs.rulebook.applicability import applicability, version_matches
+from graphs.rulebook.changes import puts_back
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.limits import at_limit
 from graphs.rulebook.path import Trace
@@ -107,6 +108,12 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
     path = t.path()
     res = CauseResult(None)
     rollbacks = {c.rollback_of: (c, e) for c, e in k.changes if c.type == "rollback" and c.rollback_of}
+    for ch, _e in k.changes:
+        # a change undone by a later one of its own (the flag set back, the old version redeployed)
+        back = sorted(((r, e) for r, e in k.changes_of(ch.entity) if ch.id not in rollbacks and puts_back(r, ch)),
+                      key=lambda x: (x[0].effective, x[0].id))
+        if back:
+            rollbacks[ch.id] = back[0]
     ended: dict[str, str] = {}
     way = {c.id: (c, e) for x in fronting(k, t) for c, e in k.changes_of(x)}
     mine = {c.id: (c, e) for c, e in k.changes_of(root)}

@@ -113,3 +113,20 @@ def deployed_from_changes(changes: list[Ref], end: datetime, deployed: dict[str,
             deployed.setdefault(ch.entity, (ch.version_to, eid))
         for dc in ch.dependency_changes:
             deployed[dc.name] = (dc.to, eid)
+
+
+def puts_back(later: ChangeFact, earlier: ChangeFact) -> bool:
+    """`later` undoes `earlier`: a rollback of it, a deploy back to the version it replaced, the same flag set
+    back to what it was, or every key it pushed set back to its old value (docs/deciding.md §5)."""
+    if later.id == earlier.id or later.effective is None or earlier.effective is None or later.effective <= earlier.effective:
+        return False
+    if later.rollback_of == earlier.id or (earlier.version_from and later.version_to == earlier.version_from):
+        return True
+    f, g = earlier.flag, later.flag
+    if f is not None and g is not None and f.name == g.name and f.from_ is not None and g.to == f.from_:
+        return True
+    if earlier.config_changes and later.config_changes:
+        back = {(canon(c.key), c.to) for c in later.config_changes}
+        return all(c.from_ is not None and (canon(c.key), c.from_) in back for c in earlier.config_changes)
+    return False
+

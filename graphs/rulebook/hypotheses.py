@@ -28,6 +28,7 @@ from graphs.rulebook.cause import cause_at
 from graphs.rulebook.knowledge import Knowledge, Ref
 from graphs.rulebook.path import Trace
 from graphs.rulebook.anomalies import moved
+from graphs.rulebook.changes import puts_back
 from state.case import Blame, Case, Hypothesis, Prediction, SymptomClaim
 from state.facts import ChangeFact, SignalFact, VersionSeenFact
 from state.profile import Profile
@@ -126,14 +127,29 @@ def _rollback(k: Knowledge, c: ChangeFact) -> Ref | None:
     for r, e in sorted(dated, key=lambda x: x[0].effective):
         if r.id == c.id or r.effective <= c.effective:
             continue
-        if r.rollback_of == c.id or (c.version_from and r.version_to == c.version_from):
+        if puts_back(r, c):
             return r, e
     return None
 
 
-def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: str | None) -> list[tuple[str, tuple[str, ...]]]:
+def _unrelated(k: Knowledge, t: Trace, c: ChangeFact) -> bool:
+    """Nothing `c` is about is on the anomalous path or related, by any relation read, to an entity on it."""
+    path = set(t.path()) if t.root else set(t.nodes)
+    for x in (c.entity, *c.about):
+        if x in t.nodes or path & (set(k.dependencies(x)) | set(k.consumers_of(x))):
+            return False
+    return not any(x in path for p in path for x in (*k.dependencies(p), *k.consumers_of(p)) if x in (c.entity, *c.about))
+
+
+def _refutations(k: Knowledge, t: Trace, c: ChangeFact, eid: str, cause_below: str | None,
+                 tied: tuple[str, tuple[str, ...]] | None = None) -> list[tuple[str, tuple[str, ...]]]:
     """Why `c` did not cause the anomaly, each with the evidence that shows it. `cause_below` is the
-    cause the path settled on below: a change id, or what it is when no change is (a neighbour's load)."""
+    cause the path settled on below: a change id, or what it is when no change is (a neighbour's load).
+    `tied`: the change the path settled on because the anomaly itself names it or ended with its rollback,
+    with that evidence."""
+    if tied is not None and tied[0] != c.id and _unrelated(k, t, c):
+        return [(f"the anomaly is tied to {tied[0]} (its own lines name it, or it ended when {tied[0]} was undone), and "
+                 f"{c.entity} is neither on the anomalous path nor related to anything on it", (eid, *tied[1]))]
     w = k.case.window
     tol = w.onset_tolerance
     e = c.entity if c.entity in t.nodes else next((x for x in c.about if x in t.nodes), c.entity)
@@ -208,6 +224,9 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
     settled = (cres.cause if cres and cres.cause and not cres.ambiguous and cres.cause.change is None
                and cres.cause.kind == "noisy_neighbour" else None)
     cause_below = cause_change or (f"{settled.kind.replace('_', ' ')} at {settled.entity}" if settled else None)
+    chosen = cres.cause.change if cause_change and cres and cres.cause else None
+    tied = ((chosen.change.id, tuple(dict.fromkeys([chosen.evidence, *(e for _x, _h, e in chosen.implicated)])))
+            if chosen is not None and chosen.implicated else None)
     reasons: list[tuple[str, tuple[str, ...]]] = []
     for c, eid in blamed:
         if cause_change == c.id:
@@ -227,7 +246,7 @@ def change_hypothesis(h: Hypothesis, b: Blame, k: Knowledge, t: Trace) -> Verdic
             return Verdict("insufficient", f"the anomalous path ends at {c.id}; whether it did what {h.id} says "
                                            f"({said}) is not read yet", supporting=ev,
                            missing=(k.searches.why_unread(entity, p.metric, p.metric),))
-        mine = _refutations(k, t, c, eid, cause_below)
+        mine = _refutations(k, t, c, eid, cause_below, tied)
         if not mine:
             return Verdict("insufficient", f"nothing read yet rules out {c.id}", supporting=(eid,),
                            missing=(f"what would rule out {c.id}: the anomaly beginning before it, a rollback that did "

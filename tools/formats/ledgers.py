@@ -45,8 +45,11 @@ _END = ("completed_at", "completedAt", "finished_at", "finishedAt", "ended_at", 
 _ID = ("id", "_id", "change_id", "changeId", "deployment_id", "deploymentId", "push_id", "pushId", "ticket", "ID", "eventID",
        "uid", "key")
 _TYPE = ("type", "change_type", "changeType", "kind", "action", "category", "event_type", "eventType")
-_SERVICE = ("service", "service_name", "serviceName", "app", "application", "component", "workload", "project",
-            "project.name", "database", "target_service", "target")
+_SERVICE = ("service", "service_name", "serviceName", "app", "application", "component", "workload", "database",
+            "target_service", "target")
+_PROJECT = ("project", "project.name")
+"""A grouping a tool files records under (a flag tool's or a repository's project): the subject only when
+the manifest names none — a file listed for one service is about that service, whatever project holds it."""
 _ENV = ("environment", "env", "environment.name", "stage", "namespace")
 _SUMMARY = ("summary", "description", "note", "comment", "reason", "log", "message", "title", "DESCRIPTION")
 _FLAG = ("flag", "flagKey", "featureName", "feature", "flag_name", "flagName", "feature_flag")
@@ -111,6 +114,42 @@ def _config_changes(v: dict) -> tuple[ConfigChange, ...]:
     return tuple(out)
 
 
+_SNAPSHOT_PAIRS = (("preData", "data"), ("before", "after"), ("previous", "current"), ("oldValue", "newValue"))
+"""A flag tool's audit entry that carries the flag's state before and after (Unleash `preData`/`data`)."""
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, str]:
+    """Scalar leaves of nested objects by dotted path (lists and ids left out: they do not say what was set)."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, str] = {}
+    for key, x in value.items():
+        path = f"{prefix}{key}"
+        if isinstance(x, dict):
+            out.update(_leaves(x, path + "."))
+        elif not isinstance(x, list) and key not in ("id", "sortOrder") and x is not None:
+            out[path] = as_text(x)
+    return out
+
+
+def _settings(leaves: dict[str, str], keys: list[str]) -> str:
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={leaves.get(k, '')}" for k in keys)
+
+
+def _before_after(v: dict) -> tuple[str | None, str | None]:
+    """What a flag entry's before/after objects differ in, as `key=value` on each side (`rollout=10` →
+    `rollout=100`), the last part of each key's path; (None, None) when it has no such pair or no difference."""
+    for a, b in _SNAPSHOT_PAIRS:
+        before, after = v.get(a), v.get(b)
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            continue
+        was, now = _leaves(before), _leaves(after)
+        moved = [k for k in dict.fromkeys([*was, *now]) if was.get(k) != now.get(k)]
+        if moved:
+            return _settings(was, moved), _settings(now, moved)
+    return None, None
+
+
 def _flag(v: dict, summary: str, kind: str) -> FlagChange | None:
     name = first(v, *_FLAG)
     if name is None and kind.lower() == "flag":  # an audit entry of kind flag names it (LaunchDarkly)
@@ -122,6 +161,8 @@ def _flag(v: dict, summary: str, kind: str) -> FlagChange | None:
         return None
     old = first(v, "from", "old", "previous", "previous_value")
     new = first(v, "to", "new", "value", "enabled", "state")
+    if old is None and new is None:
+        old, new = _before_after(v)
     said = f"{kind} {first(v, 'titleVerb', 'action') or ''} {summary}"
     if new is None and re.search(r"enabled|turned on|\bon\b", said, re.I):
         new, old = True, False if old is None else old
@@ -154,7 +195,8 @@ def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None)
     kind = as_text(scalar(v, *_TYPE) or "")
     # the file's own subject (manifest) before what its header names (a migration history's `database`)
     svc_default = service if service not in ("", "*") else as_text(scalar(parent, *_SERVICE) or "")
-    svc = as_text(scalar(v, *_SERVICE) or "") or svc_default
+    svc = (as_text(scalar(v, *_SERVICE) or "") or svc_default
+           or as_text(scalar(v, *_PROJECT) or scalar(parent, *_PROJECT) or ""))
     targets = first(v, "targets", "hosts", "instances")
     targets = tuple(as_text(t) for t in targets) if isinstance(targets, list) else ()
     group = first(v, "target_group", "targetGroup", "fleet")
@@ -193,7 +235,7 @@ def parse_ledger(text: str, service: str, environment: str, tz: timezone | None 
                  ) -> tuple[list[Change], list[Unparsed]]:
     out: list[Change] = []
     recs, broken = read_records(text, _LEDGER, one=lambda v: first(v, *_START) is not None,
-                                loose=lambda v: first(v, *_START, *_ID, *_TYPE, *_SERVICE, *_FLAG) is not None)
+                                loose=lambda v: first(v, *_START, *_ID, *_TYPE, *_SERVICE, *_PROJECT, *_FLAG) is not None)
     bad = [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
     for rec in recs:
         try:
@@ -506,7 +548,8 @@ def detect(text: str) -> str | None:
     if len(dated) < max(1, len(recs) // 2):
         return None
     sample = dated[0].value
-    who = (first(sample, *_SERVICE, *_FLAG, "targets", "target_group") or first(dated[0].parent or {}, *_SERVICE)
+    who = (first(sample, *_SERVICE, *_PROJECT, *_FLAG, "targets", "target_group")
+           or first(dated[0].parent or {}, *_SERVICE, *_PROJECT)
            or _migration_tool(sample, dated[0].parent))
     what = (first(sample, *_ID, *_TYPE, *_FLAG, *_SUMMARY) is not None or _migration_tool(sample, dated[0].parent)
             or first(sample, "version_to", "to_version", "changes") is not None)
