@@ -748,3 +748,53 @@ def test_a_change_written_for_production_counts_for_a_case_in_prod_and_one_for_s
            change("PUSH-2", "web", -2, type_="config_push").model_copy(update={"environment": "staging"}),
            source_kind="change")
     assert [c.id for c, _e in w.knowledge().changes_of("web")] == ["PUSH-1"]
+
+
+def _vm_world(*, also_on_vm_1: str | None = None) -> World:
+    """web calls `upstream=vm-1:9090` (its bad lines name the host); the catalog says score runs on vm-1
+    and vm-2; score's own lines carry `host=vm-1`; score slowed first, after its deploy."""
+    w = World(kinds={"vm-1": "host", "vm-2": "host"})
+    w.read(rise("web", 0), names("web", "vm-1", 0.2, kind="host"),
+           RelationFact(source="web", target="vm-1", relation="calls", via="log field upstream", environment="prod"))
+    w.read(dep("score", "vm-1", "runs_on", "catalog runs_on"), dep("score", "vm-2", "runs_on", "catalog runs_on"),
+           *([dep(also_on_vm_1, "vm-1", "runs_on", "catalog runs_on")] if also_on_vm_1 else []), source_kind="catalog")
+    w.read(rise("score", -1), names("score", "vm-1", -0.5, kind="host"),
+           RelationFact(source="score", target="vm-1", relation="calls", via="log field host", environment="prod"))
+    w.read(change("DEP-7", "score", -4), source_kind="change")
+    w.everything_looked("web", "score", "vm-1", "vm-2")
+    for h in ("vm-1", "vm-2"):
+        w.looked(RelationsAction(entities=(h,), environment="prod", direction="consumers"))
+    return w
+
+
+def test_a_call_to_a_host_that_runs_one_service_is_a_call_to_that_service():
+    """On machines without an orchestrator a caller names the host it calls (`upstream=vm-1:9090`): the
+    service that runs there is the next hop, and its deploy the cause, not the machine."""
+    k = _vm_world().knowledge()
+    t = trace(k, "web", 6)
+    assert t.path() == ["web", "score"], t.path()
+    assert cause_at(k, t).cause.change.change.id == "DEP-7"
+
+
+def test_a_writers_lines_naming_the_machine_it_runs_on_do_not_make_the_machine_anomalous():
+    k = _vm_world().knowledge()
+    assert entity_state(k, "vm-1", caller="score").status != "anomalous"
+
+
+def test_a_host_that_runs_two_services_stands_for_neither():
+    k = _vm_world(also_on_vm_1="batch").knowledge()
+    assert "score" not in k.dependencies("web") and "vm-1" in k.dependencies("web")
+
+
+def test_what_runs_on_a_called_host_is_looked_up_before_the_path_ends_there():
+    """Before anything says what runs on vm-1, the path reaches the machine itself; what runs there is
+    asked for, not taken as the end of the path."""
+    w = World(kinds={"vm-1": "host"})
+    w.read(rise("web", 0), names("web", "vm-1", 0.2, kind="host"),
+           RelationFact(source="web", target="vm-1", relation="calls", via="log field upstream", environment="prod"))
+    w.everything_looked("web")
+    w.looked(TelemetryAction(entities=("vm-1",), environment="prod"))
+    t = trace(w.knowledge(), "web", 6)
+    assert "vm-1" in t.nodes and ("consumers", "vm-1") in {(a, e) for a, e, _w in t.pending}
+    w.looked(RelationsAction(entities=("vm-1",), environment="prod", direction="consumers"))
+    assert ("consumers", "vm-1") not in {(a, e) for a, e, _w in trace(w.knowledge(), "web", 6).pending}

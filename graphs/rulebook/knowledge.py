@@ -109,11 +109,21 @@ class Knowledge:
                     k.kinds[f.name] = f.entity_kind
                 elif isinstance(f, VersionSeenFact):
                     k.versions[f.entity].append((f, ev.id))
+        _fold_hosts(k)
         k.changes, undated = date_rollouts(k.changes, rollouts)
         k.undated += undated
         diff_snapshots(k.changes, k.undated, snapshots, k.env)
         deployed_from_changes(k.changes, k.case.window.end, k.deployed)
         return k
+
+    def hosts_of_one_service(self) -> dict[str, str]:
+        """Hosts that, by the relations read, run exactly one entity — `{host: service}`."""
+        runs: dict[str, set[str]] = defaultdict(set)
+        for source, rels in self.deps.items():
+            for rel, _eid in rels:
+                if rel.relation == "runs_on" and self.kind(rel.target) in HOST_KINDS:
+                    runs[rel.target].add(source)
+        return {h: next(iter(s)) for h, s in runs.items() if len(s) == 1}
 
     # --- views ---------------------------------------------------------------------------------
     def clock(self, when: datetime | None, fmt: str = "%H:%M:%S") -> str:
@@ -142,3 +152,42 @@ class Knowledge:
 
     def changes_of(self, entity: str) -> list[Ref]:
         return [(c, e) for c, e in self.changes if entity in c.about]
+
+
+HOST_KINDS = ("host", "node")
+
+
+def _fold_hosts(k: Knowledge) -> None:
+    """Machines named in lines (§2). A writer's lines naming the machine it runs on say where it is, not
+    what it calls or what failed. A call to a host that runs exactly one service is a call to that
+    service: on machines without an orchestrator the host is where the service listens, so
+    `upstream=vm-score-01:9090` names it; the caller's relation and the names its bad lines state move
+    to the service, and the host keeps its placement relations (what runs on it, for a noisy neighbour)."""
+    own: dict[str, set[str]] = defaultdict(set)
+    for source, rels in k.deps.items():
+        own[source] |= {r.target for r, _e in rels if r.relation == "runs_on" and k.kind(r.target) in HOST_KINDS}
+    for writer, ments in k.mentions.items():
+        # a writer's lines that name the machine it runs on (`host=vm-7`) say where it is, not what failed
+        if own.get(writer):
+            k.mentions[writer] = [(m, e) for m, e in ments if m.name not in own[writer]]
+    hosts = k.hosts_of_one_service()
+    if not hosts:
+        return
+    for source, rels in list(k.deps.items()):
+        moved: list[Ref] = []
+        for rel, eid in rels:
+            svc = hosts.get(rel.target)
+            if rel.relation != "runs_on" and rel.target in own.get(source, ()):
+                continue  # its own machine, named in its own lines: where it runs, already stated
+            if svc is None or rel.relation == "runs_on" or svc == source:
+                moved.append((rel, eid))
+                continue
+            f = rel.model_copy(update={"target": svc, "via": f"{rel.via} ({rel.target} runs {svc})"})
+            moved.append((f, eid))
+            k.consumers[rel.target] = [(r, e) for r, e in k.consumers[rel.target] if not (r is rel and e == eid)]
+            k.consumers[svc].append((f, eid))
+        k.deps[source] = moved
+    for writer, ments in k.mentions.items():
+        k.mentions[writer] = [(m.model_copy(update={"name": hosts[m.name], "name_kind": k.kind(hosts[m.name])}), e)
+                              if m.name in hosts and hosts[m.name] != writer else (m, e) for m, e in ments]
+

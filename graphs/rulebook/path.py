@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from graphs.rulebook.anomalies import EntityState, entity_state
-from graphs.rulebook.knowledge import Knowledge, Ref
+from graphs.rulebook.knowledge import HOST_KINDS, Knowledge, Ref
 from state.facts import UPSTREAM, SignalFact
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "millis": 1.0, "milliseconds": 1.0, "s": 1000.0,
@@ -199,6 +199,10 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
         if x != subject and not k.searches.done_full(x) and k.kind(x) != "component":
             # its own lines name what its errors involve: callers' view of what lies below, implication
             t.need("telemetry", x, f"every signal of {x}, whose own lines name where its errors come from")
+        if (x != subject and k.kind(x) in HOST_KINDS and any(getattr(r, "relation", "runs_on") != "runs_on" for r, _e in node.via)
+                and not k.searches.done("relations", x, direction="consumers")):
+            # a call that names a host reaches what listens there: what runs on it says which service that is
+            t.need("consumers", x, f"what runs on {x}, which its caller calls")
         named = named_by(k, x)
         t.named |= named
         unknown: list[tuple[str, str]] = []
