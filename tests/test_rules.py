@@ -798,3 +798,38 @@ def test_what_runs_on_a_called_host_is_looked_up_before_the_path_ends_there():
     assert "vm-1" in t.nodes and ("consumers", "vm-1") in {(a, e) for a, e, _w in t.pending}
     w.looked(RelationsAction(entities=("vm-1",), environment="prod", direction="consumers"))
     assert ("consumers", "vm-1") not in {(a, e) for a, e, _w in trace(w.knowledge(), "web", 6).pending}
+
+
+def _new_pod_load(first_minute: float) -> SignalFact:
+    """A job's pod, created at `first_minute`: its CPU series begins then (nothing before it existed)."""
+    pts = tuple((at(m / 2), 0.4 if m / 2 < first_minute + 0.5 else 7.5) for m in range(int(first_minute * 2), 41))
+    return SignalFact(entity="compactor", signal="metric", name="cpu_cores", role="saturation", unit="cores",
+                      anomalous=False, decidable=False, series="cpu_cores:compactor", points=pts,
+                      note="0 baseline points (at least 3 needed)")
+
+
+def _node_shared_with_a_new_pod(first_minute: float) -> World:
+    w = World(kinds={"node-7": "node"})
+    w.read(rise("web", 0))
+    w.read(rise("node-7", -3, base=40, level=99, role="saturation", unit="%", name="cpu_pct"))
+    w.read(_new_pod_load(first_minute))
+    w.read(RelationFact(source="web", target="node-7", relation="runs_on", via="pod placement"),
+           RelationFact(source="compactor", target="node-7", relation="runs_on", via="pod placement"),
+           source_kind="kubernetes")
+    w.everything_looked("web", "node-7", "compactor")
+    return w
+
+
+def test_a_pod_that_began_in_the_window_brings_its_load_from_nothing_and_is_the_neighbour():
+    """A job's pod scheduled onto the node at −4 uses nothing before it exists: its series has no point
+    before then while every other series covers the baseline, so its load starts from zero at −4."""
+    d, k = decide(_node_shared_with_a_new_pod(-4))
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.kind) == ("compactor", "noisy_neighbour")
+    assert d.root_cause.path == ("web", "node-7", "compactor")
+    (f, _e), = k.signals["compactor"]
+    assert f.anomalous and f.onset == at(-4) and "taken as 0" in f.note
+
+
+def test_a_pod_that_began_after_the_node_was_already_saturated_did_not_load_it_first():
+    d, _k = decide(_node_shared_with_a_new_pod(5))
+    assert d.root_cause is None or d.root_cause.entity != "compactor"

@@ -24,6 +24,7 @@ from state.facts import (
 from state.profile import Profile
 from state.steps import Logged
 from tools.formats.records import same_environment
+from tools.signals import Range, series_verdict
 
 
 @dataclass
@@ -110,6 +111,7 @@ class Knowledge:
                 elif isinstance(f, VersionSeenFact):
                     k.versions[f.entity].append((f, ev.id))
         _fold_hosts(k)
+        _loads_begun_in_the_window(k)
         k.changes, undated = date_rollouts(k.changes, rollouts)
         k.undated += undated
         diff_snapshots(k.changes, k.undated, snapshots, k.env)
@@ -190,4 +192,39 @@ def _fold_hosts(k: Knowledge) -> None:
     for writer, ments in k.mentions.items():
         k.mentions[writer] = [(m.model_copy(update={"name": hosts[m.name], "name_kind": k.kind(hosts[m.name])}), e)
                               if m.name in hosts and hosts[m.name] != writer else (m, e) for m, e in ments]
+
+
+def _loads_begun_in_the_window(k: Knowledge) -> None:
+    """A resource-use or traffic series with no point before the window, beginning inside it while the
+    material read covers the baseline elsewhere, measures something that did not run before: a job's pod
+    scheduled in the window uses nothing until it exists (Prometheus has no series for it). Its absence
+    is taken as zero, as it is within one export (§3), so the load it brings has an onset."""
+    rng = Range.of(k.case.window)
+    stamps: list[datetime] = []
+    for sigs in k.signals.values():
+        for f, _e in sigs:
+            if f.signal == "metric":
+                base = [t for t, _v in f.points if rng.baseline_from <= t < rng.search_from]
+                stamps = base if len(base) > len(stamps) else stamps
+    if len(stamps) < k.profile.anomaly.min_baseline_points:
+        return
+    for entity, sigs in k.signals.items():
+        out: list[Ref] = []
+        for f, e in sigs:
+            if (f.signal != "metric" or f.decidable or f.role not in ("saturation", "traffic") or not f.points
+                    or f.points[0][0] <= rng.search_from):
+                out.append((f, e))
+                continue
+            v = series_verdict([(t, 0.0) for t in stamps] + list(f.points), rng, k.profile.anomaly, ("up",), None,
+                               f.capacity)
+            if not v.anomalous:
+                out.append((f, e))
+                continue
+            note = (f"no point before {k.clock(f.points[0][0])} while the material covers the baseline: taken as 0 "
+                    f"(it did not run)")
+            out.append((f.model_copy(update={
+                "anomalous": True, "decidable": True, "direction": "up", "onset": v.onset, "recovered_at": v.recovered,
+                "baseline": v.baseline, "level": v.level, "peak": v.peak, "ratio": v.ratio, "delta": v.delta,
+                "note": note}), e))
+        k.signals[entity] = out
 
