@@ -256,3 +256,19 @@ def test_an_unrelated_looking_deploy_is_not_refuted_when_a_relation_ties_it_to_t
     w = _settles_on_a_flag_set_back(World(_case(blames={"entity": "checkout"})), set_back=True)
     w.read(dep("web", "checkout"), source_kind="config")
     assert "tied to F-1" not in _decide(w).rule
+
+
+def test_a_prediction_that_a_resource_of_the_subject_saturates_is_not_a_restated_latency_symptom():
+    """"The GPU pool of web is saturated" predicts web's GPU utilisation up: a latency symptom does not
+    make that true whatever the cause, so it is decided by that series, not read as blaming a change."""
+    from state.case import SymptomClaim
+
+    c = _case(statement="the GPU node pool of web is saturated", predicts={"metric": "gpu_util_percent", "entity": "web",
+                                                                          "direction": "up", "min_ratio": 1.2})
+    sym = SymptomClaim(id="sym", kind="symptom", statement="web is slow", metric="p95_ms", direction="up")
+    c = c.model_copy(update={"required_claims": (*c.required_claims, sym)})
+    reg = EntityExtractor({"web": "service"})
+    assert not restates_symptom(c.hypotheses[0], c, P) and read_blame(c.hypotheses[0], c, reg, P) is None
+    latency = _case(predicts={"metric": "p95_ms", "entity": "web", "direction": "up", "min_ratio": 1.5})
+    latency = latency.model_copy(update={"required_claims": (*latency.required_claims, sym)})
+    assert restates_symptom(latency.hypotheses[0], latency, P)

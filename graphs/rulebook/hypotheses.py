@@ -43,7 +43,14 @@ def restates_symptom(h: Hypothesis, case: Case, profile: Profile) -> bool:
     p = h.predicts
     if p is None or (p.entity or case.subject.service) != case.subject.service:
         return False
-    return BAD_DIRECTION.get(profile.role_of(p.metric, "") or "") == p.direction
+    role = profile.role_of(p.metric, "") or ""
+    if BAD_DIRECTION.get(role) != p.direction:
+        return False
+    # against the symptom the case asks about: a saturating resource is no restatement of a latency
+    # symptom (it says what ran out), though it is a health metric getting worse
+    metrics = {c.metric for c in case.required_claims if isinstance(c, SymptomClaim) and c.metric}
+    roles = {profile.role_of(m, "") for m in metrics} - {None, ""}
+    return p.metric in metrics or not roles or role in roles
 
 
 def telling_prediction(h: Hypothesis, case: Case) -> Prediction | None:
