@@ -14,7 +14,7 @@ from investigator.cli.common import library
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = library(args).store.runs()
+    rows = library(args).reader.runs()
     print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} {'updated':<19} held by / last error")
     for r in rows:
         why = f"{r.owner or '-'}" + (f"  {r.error} (attempts {r.attempts or 0})"

@@ -13,6 +13,7 @@ from sqlmodel import select
 
 from state.errors import RunNotFound
 from state.store.core import StoreCore
+from state.store.rows import evidence_order
 from state.store.tables import BridgeRow, EvidenceRow
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class EvidenceStore(StoreCore):
                 q = q.where(EvidenceRow.status == "active")
             rows = list(s.exec(q))
         out = [_evidence(r) for r in rows]
-        return sorted(out, key=lambda e: (e.round, _num(e.id), e.id))
+        return sorted(out, key=evidence_order)
 
     def add_bridge(self, run_id: str, key: str, occ: BridgeOccurrence) -> None:
         with self._session() as s:
@@ -72,10 +73,6 @@ class EvidenceStore(StoreCore):
         from state.evidence import BridgeOccurrence  # here: listing runs never loads the evidence models
 
         return [BridgeOccurrence.model_validate_json(r.payload) for r in rows]
-
-
-def _num(evidence_id: str) -> int:
-    return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
 
 
 def _evidence(row: EvidenceRow) -> Evidence:
