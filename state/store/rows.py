@@ -191,7 +191,7 @@ class Rows:
         self._checked = True
 
     @contextmanager
-    def _cursor(self, *, write: bool = False) -> Iterator[Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]]:
+    def _cursor(self, *, write: bool = False) -> Iterator[Callable[..., list[tuple[Any, ...]]]]:
         """`query(sql, params)` on one connection, `?` placeholders; a write commits at the end, in one transaction."""
         self._check()
         with closing(self._connect(write=write)) as conn:
