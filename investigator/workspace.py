@@ -5,8 +5,9 @@ listing runs, a run's report, a run's checkpoint history, a grant. `Investigator
 both answer these the same way; the CLI's `runs`, `show`, `history` and `grant` use a bare
 `Workspace` and start without importing torch, graphrag or the LangGraph loop. What each needs
 beyond the store is imported where it is used: the case, the manifest and the index's tombstones
-(DuckDB) only where access is re-checked (`show`, a grant of a paused run), LangGraph's
-checkpointer only for `history`.
+(DuckDB) only where access is re-checked (`show`, a grant of a paused run), and for `history` the
+SQLite checkpointer's file read directly (`checkpoint_rows`), or LangGraph's checkpointer (a
+PostgreSQL one). The store is read without the ORM (`reader`, `state.store.Rows`).
 """
 
 from __future__ import annotations
@@ -167,9 +168,15 @@ class Workspace:
 
     def history(self, run_id: str) -> list[dict[str, Any]]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
+        self.reader.run(run_id)
+        if not self.settings.resolved_store_url.startswith("postgresql"):  # a SQLite checkpointer: read directly
+            from investigator.checkpoint_rows import history_rows
+
+            light = history_rows(self.settings.checkpoint_path, run_id)
+            if light is not None:
+                return light
         from investigator.checkpoints import open_checkpointer  # the checkpointer is LangGraph's
 
-        self.reader.run(run_id)
         rows = []
         with open_checkpointer(self.settings) as saver:
             for tup in saver.list({"configurable": {"thread_id": run_id}}):
