@@ -169,7 +169,7 @@ class Workspace:
     def history(self, run_id: str) -> list[dict[str, Any]]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
         self.reader.run(run_id)
-        if not self.settings.resolved_store_url.startswith("postgresql"):  # a SQLite checkpointer: read directly
+        if self.light_reads and not self.settings.resolved_store_url.startswith("postgresql"):  # SQLite: read directly
             from investigator.checkpoint_rows import history_rows
 
             light = history_rows(self.settings.checkpoint_path, run_id)
