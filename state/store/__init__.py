@@ -4,7 +4,7 @@ Rows hold small indexed columns plus the frozen value as JSON, so the pydantic m
 the contract and the tables stay simple. Every write is idempotent on a deterministic key:
 re-running a step after a crash adds nothing twice.
 
-Modules, each importing only those above it, the three below and `state`'s values:
+Modules, each importing only those above it, the light modules below and `state`'s values:
 
 ```
 engine    store URLs -> SQLAlchemy engines (SQLite WAL / read-only, PostgreSQL), URLs as printed
@@ -18,14 +18,16 @@ grants    Grants: recording and listing a run's grants
 store     Store: all the parts in one object, the API the rest of the code calls
 ```
 
-Beside them, importing none of them and neither SQLAlchemy nor SQLModel (the light commands read
-the store through these):
+Beside them, the light modules, importing neither SQLAlchemy nor SQLModel (the light commands read
+the store through these; `rows` imports `core` only to have the ORM prepare a store it finds
+incomplete):
 
 ```
+clock     utc_now(): every stored time
 names     the tables' and columns' names, plain constants `tables` and `rows` share
 location  where a store is (a SQLite file, a PostgreSQL conninfo) and how a read-only file is opened
 rows      Rows: what `runs`, `show`, `history`, `grant` read and a grant's write, over DB-API;
-          RunRecord, `Grant` (the API models of a run row and a grant row); the clock
+          RunRecord, `Grant` (the API models of a run row and a grant row)
 ```
 
 Names are imported on first use (PEP 562): `from state.store import Rows` imports no ORM.

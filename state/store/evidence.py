@@ -1,8 +1,9 @@
 """Evidence and the bridge entities found in it: what a run has established, keyed for idempotence.
 
 Evidence is inserted once per deterministic key (a re-run after a crash adds nothing twice) and
-only its status changes afterwards. Imports the tables and the core of this package; the
-evidence models are imported where a row is read back, so that `state.store` stays light.
+only its status changes afterwards. Imports the tables, the core and `rows` (the order of evidence)
+of this package; the evidence models are imported where a row is read back, so that `state.store`
+stays light.
 """
 
 from __future__ import annotations

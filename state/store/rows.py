@@ -11,7 +11,8 @@ leaves to it, by asking it to prepare the store whenever a table or column is mi
 database cannot be opened, and then reading as before. Stores other than a `sqlite:///file` or a
 `postgresql+psycopg://` URL are not read here at all (`Rows.from_url` returns None).
 
-Imports `names`, `location`, `state.errors` and the value base; the models of evidence, reads,
+Imports `names`, `location`, `clock`, `state.errors` and the value base (and `core`, the ORM, only
+to prepare a store); the models of evidence, reads,
 decisions and steps are imported where a row is read back, as `Store` does.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from state._base import Frozen
 from state.errors import RunNotFound
+from state.store.clock import utc_now
 from state.store.location import postgres_conninfo, read_only_uri, sqlite_file, sqlite_read_only
 from state.store.names import DECISION, EVIDENCE, GRANT, READ, RUN, STEP, TABLES
 
@@ -90,11 +92,6 @@ def grant_of(seq: int, by: str, groups: str, unlocks: str, answers: str, at: dat
 def evidence_order(ev: Evidence) -> tuple[int, int, str]:
     """The order evidence is listed in: by round, then by number (`E2` before `E10`)."""
     return ev.round, int(ev.id[1:]) if ev.id[1:].isdigit() else 0, ev.id
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware (UTC): every `at`, `created_at` and lease is one of these."""
-    return datetime.now(timezone.utc)
 
 
 def _time(value: Any) -> Any:

@@ -3,7 +3,7 @@
 The pydantic models stay the contract; a table only keys and indexes them. Every `inv_*` table
 is declared here, so that importing this module registers all of them on `SQLModel.metadata`
 before the store creates them. Table names come from `names`, which the reader without the
-ORM (`rows`) shares. Imports SQLModel, `names` and `rows` (the clock) only.
+ORM (`rows`) shares. Imports SQLModel, `names` and `clock` only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlmodel import Field, SQLModel
 
 from state.store.names import BRIDGE, DECISION, EVIDENCE, GRANT, READ, RUN, STEP
-from state.store.rows import utc_now
+from state.store.clock import utc_now
 
 
 class RunRow(SQLModel, table=True):
