@@ -1,6 +1,7 @@
 """`runs`, `show`, `history` and `grant` print the same bytes whether the store is read through the
 ORM or without it (`state.store.Rows`, and a SQLite checkpointer read directly), on SQLite and on
-PostgreSQL; and the path without the ORM never touches `Workspace.store`.
+PostgreSQL; and the path without the ORM never touches `Workspace.store` (nor, on SQLite, LangGraph's
+checkpointer).
 
 The store is the session's reference run (a real run, with its checkpoints), copied; beside it a
 run paused awaiting permission (twice: one copy is granted by each path) and a run whose case now
@@ -93,6 +94,9 @@ def _cli(where, argv: list[str], *, light: bool, monkeypatch, capsys) -> tuple[i
         m.setattr(Workspace, "light_reads", light)
         if light:
             m.setattr(Workspace, "store", property(lambda _self: pytest.fail("the light path used the ORM store")))
+        if light and url is None:  # a SQLite checkpointer is read without LangGraph
+            m.setattr("investigator.checkpoints.open_checkpointer",
+                      lambda _settings: pytest.fail("the light path used LangGraph's checkpointer"))
         code = main(["--home", str(home), *(["--store", url] if url else []), *argv])
     out, err = capsys.readouterr()
     return code, re.sub(r'"generated_at": "[^"]*"', '"generated_at": "…"', out), err
