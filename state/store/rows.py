@@ -12,8 +12,8 @@ database cannot be opened, and then reading as before. Stores other than a `sqli
 `postgresql+psycopg://` URL are not read here at all (`Rows.from_url` returns None).
 
 Imports `names`, `location`, `clock`, `state.errors` and the value base (and `core`, the ORM, only
-to prepare a store); the models of evidence, reads,
-decisions and steps are imported where a row is read back, as `Store` does.
+to prepare a store); the models of evidence, reads, decisions and steps are imported where a row
+is read back, as `Store` does.
 """
 
 from __future__ import annotations
