@@ -64,7 +64,7 @@ CHECK_TESTS = tests/test_progress.py tests/test_evaluate_scoring.py tests/test_l
   tests/test_rules.py tests/test_deciders.py tests/test_statements.py tests/test_signals.py tests/test_hypotheses.py \
   tests/test_consistency.py tests/test_formats.py tests/test_entities.py tests/test_textentities.py \
   tests/test_report_reading.py tests/test_report_citations.py tests/test_store.py tests/test_collect.py \
-  tests/test_sparse.py
+  tests/test_sparse.py tests/conformance/test_store_rows.py tests/test_checkpoint_rows.py
 check: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy

@@ -27,6 +27,8 @@ def describe(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     if type(exc).__module__.startswith("sqlalchemy") and orig is not None and str(orig).strip():
         name += f" ({str(orig).strip().splitlines()[0]})"
+    elif type(exc).__module__.startswith(("sqlite3", "psycopg")) and str(exc).strip():  # read without the ORM
+        name += f" ({str(exc).strip().splitlines()[0]})"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(_OWN)]
     if frames:
         f = frames[-1]

@@ -24,12 +24,13 @@ from state.case import Case, CausalChainClaim
 from state.claims import ClaimDecision, RootCause, StopReason
 from state.evidence import Evidence
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
-from state.store import RunRow, Store
 from investigator.report_words import (
     offset_of, verdict_changes,
 )
 
 if TYPE_CHECKING:  # `runs` imports this module: the access mask (numpy) comes with `show` only
+    from state.store import Rows, Store
+    from state.store.rows import AnyRun
     from tools.access import AccessSnapshot
 from investigator.report_model import (
     SCHEMA, ClaimView, DeniedSource, EvidenceView, GrantView, LeftOutSource, Report, ValueChange, report_json_schema,
@@ -131,7 +132,7 @@ def _timeline(steps: list[Logged], grants: tuple[GrantView, ...] = ()) -> list[d
     return out
 
 
-def planner_summary(run: RunRow, steps: list[Logged]) -> dict[str, Any]:
+def planner_summary(run: AnyRun, steps: list[Logged]) -> dict[str, Any]:
     """The planner of a run as recorded: its kind and settings (never a key), and for a model
     what every round's call did (choice, fallback and why, tokens)."""
     kind = run.planner or "deterministic"
@@ -170,7 +171,7 @@ def _grant_item(g: GrantView, round_: int) -> dict[str, Any]:
             "summary": f"grant {', '.join(g.groups)} by {g.by}; unlocks {', '.join(g.unlocks) or 'nothing'}"}
 
 
-def build_report(case: Case, run: RunRow, store: Store, access: AccessSnapshot | None = None) -> Report:
+def build_report(case: Case, run: AnyRun, store: Store | Rows, access: AccessSnapshot | None = None) -> Report:
     """The report of a run; with `access` (the principal's access now), evidence of a source it
     can no longer read is withheld and the claims resting on it say so."""
     stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None

@@ -54,6 +54,8 @@ def _stderr(msg: str) -> None:
 class Investigator(Workspace):
     """Public API: validate, index, run, resume, report. The CLI only wraps these."""
 
+    light_reads = False  # the loop has the ORM store open already: reports are read through it
+
     def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
                  progress: Progress = _stderr, planner: Planner | None = None,
                  fault: FaultHook | None = None, crash: CrashPoint | None = None) -> None:

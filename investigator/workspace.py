@@ -5,8 +5,9 @@ listing runs, a run's report, a run's checkpoint history, a grant. `Investigator
 both answer these the same way; the CLI's `runs`, `show`, `history` and `grant` use a bare
 `Workspace` and start without importing torch, graphrag or the LangGraph loop. What each needs
 beyond the store is imported where it is used: the case, the manifest and the index's tombstones
-(DuckDB) only where access is re-checked (`show`, a grant of a paused run), LangGraph's
-checkpointer only for `history`.
+(DuckDB) only where access is re-checked (`show`, a grant of a paused run), and for `history` the
+SQLite checkpointer's file read directly (`checkpoint_rows`), or LangGraph's checkpointer (a
+PostgreSQL one). The store is read without the ORM (`reader`, `state.store.Rows`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from investigator.config import Settings
 from state.errors import ConfigError, RunStateError
-from state.store import Grant, RunRow, Store
 
 if TYPE_CHECKING:  # access is re-checked by `show`, `grant` and the runtime only: `runs` and `history` stay light
     from investigator.report import Report
     from state.case import Case
+    from state.store import Grant, Rows, Store
+    from state.store.rows import AnyRun
     from tools.access import AccessPolicy, AccessSnapshot
 
 
@@ -63,22 +65,45 @@ def index_path(settings: Settings, case: Case, case_dir: Path) -> Path:
 
 class Workspace:
     """The store and checkpoints under `settings`; the store opened on first use (or one given,
-    already open, to share it)."""
+    already open, to share it).
+
+    A bare workspace reads runs, reports and grants through `reader`, the store without the ORM
+    (`state.store.Rows`), so that the light commands never import SQLAlchemy; `store` is the ORM's."""
+
+    light_reads = True
+    """Read through `Rows` when the store URL allows it (False: through the ORM `store`, as the runtime does)."""
 
     def __init__(self, settings: Settings | None = None, *, store: Store | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self._store: Store | None = store
+        self._rows: Rows | None = None
 
     @property
     def store(self) -> Store:
         if self._store is None:  # a SQLite file (and the workspace) appears with the first write, not a look-up
+            from state.store import Store
+
             self._store = Store.from_url(self.settings.resolved_store_url)
         return self._store
+
+    @property
+    def reader(self) -> Store | Rows:
+        """What the reads of runs, reports and grants go through: the store without the ORM for a bare
+        workspace over a SQLite file or PostgreSQL, else (a store given, another URL) the ORM store."""
+        if self._store is not None or not self.light_reads:
+            return self.store
+        if self._rows is None:
+            from state.store.rows import Rows
+
+            self._rows = Rows.from_url(self.settings.resolved_store_url)
+            if self._rows is None:
+                return self.store
+        return self._rows
 
     def index_path(self, case: Case, case_dir: Path) -> Path:
         return index_path(self.settings, case, case_dir)
 
-    def policy(self, case: Case, case_dir: Path, run: RunRow) -> AccessPolicy:
+    def policy(self, case: Case, case_dir: Path, run: AnyRun) -> AccessPolicy:
         """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
         from tools.access import AccessPolicy
 
@@ -89,7 +114,7 @@ class Workspace:
         """What the run's principal may read now (groups, grants, manifest and tombstones as they are)."""
         from state.case import load_case
 
-        run = self.store.run(run_id)
+        run = self.reader.run(run_id)
         case_dir = Path(run.case_dir)
         return self.policy(load_case(case_dir), case_dir, run).current()
 
@@ -99,11 +124,12 @@ class Workspace:
         from investigator.report import build_report
         from state.case import load_case
 
-        run = self.store.run(run_id)
+        reader = self.reader
+        run = reader.run(run_id)
         case_dir = Path(run.case_dir)
         case = load_case(case_dir)
         access = self.policy(case, case_dir, run).current()
-        return build_report(case, run, self.store, access=access)
+        return build_report(case, run, reader, access=access)
 
     def grant(self, run_id: str, groups: list[str], by: str | None = None) -> Grant:
         """Grant a paused run's principal more groups (answering `awaiting_permission`); `resume` continues.
@@ -111,7 +137,8 @@ class Workspace:
         Refused (nothing written) when the run is not paused for permission (RunStateError), or a
         group is not named by any source of the case's manifest or the principal holds it already
         (ConfigError). The grant is stored with who gave it, when, and what it unlocked."""
-        run = self.store.run(run_id)
+        reader = self.reader
+        run = reader.run(run_id)
         if run.status != "awaiting_permission":  # refused from the run's row alone, before the case is read
             why = f"{run.status}" + (f" ({run.stop_kind})" if run.stop_kind else "")
             raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
@@ -135,15 +162,21 @@ class Workspace:
                               f"already; nothing to grant")
         after = snapshot(manifest, case.principal, (*before.principal_groups, *new), before.deleted)
         stop = StopReason.model_validate_json(run.stop_json) if run.stop_json else None
-        return self.store.add_grant(
+        return reader.add_grant(
             run_id, by=by or _who(), groups=new, unlocks=sorted(after.readable() - before.readable()),
             answers=[s for s in (stop.sources if stop else ()) if after.can_read(s)])
 
     def history(self, run_id: str) -> list[dict[str, Any]]:
         """The run's checkpoints, oldest first: step, round, what the state held, and its size in bytes."""
+        self.reader.run(run_id)
+        if self.light_reads and not self.settings.resolved_store_url.startswith("postgresql"):  # SQLite: read directly
+            from investigator.checkpoint_rows import history_rows
+
+            light = history_rows(self.settings.checkpoint_path, run_id)
+            if light is not None:
+                return light
         from investigator.checkpoints import open_checkpointer  # the checkpointer is LangGraph's
 
-        self.store.run(run_id)
         rows = []
         with open_checkpointer(self.settings) as saver:
             for tup in saver.list({"configurable": {"thread_id": run_id}}):

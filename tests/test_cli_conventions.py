@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"
 PACKAGES = ("investigator", "graphs", "state", "tools")
 # what a light command must not import, by what it is: the model, the indexes and the loop; the
-# format parsers; the store; LangGraph's checkpointer (and LangChain under it); what access re-checks
+# format parsers; the store's ORM; LangGraph's checkpointer (and LangChain under it); what access re-checks
 LOOP = ("torch", "sentence_transformers", "onnxruntime", "graphrag", "lancedb", "numpy", "pyarrow", "networkx",
         "langgraph.graph", "langgraph.pregel", "litellm", "langchain_openai", "tools.index", "graphs.build")
 PARSERS = ("tools.corpus", "tools.formats")
@@ -114,14 +114,16 @@ def test_runs_lists_the_workspace_given_before_or_after_the_command(home, order)
 
 @pytest.mark.parametrize(("command", "code", "never"), [
     (["--version"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS, *ACCESS, "pydantic")),
-    (["runs"], 0, (*LOOP, *PARSERS, *CHECKPOINTS, *ACCESS, "state.evidence", "state.steps", "state.claims")),
-    (["show", "run-cli-1"], 0, (*LOOP, *PARSERS, *CHECKPOINTS)),
-    (["show", "run-cli-1", "--json"], 0, (*LOOP, *PARSERS, *CHECKPOINTS)),
-    (["history", "run-cli-1"], 0, (*LOOP, *PARSERS, *ACCESS)),
+    # the store is read without the ORM (state.store.rows), the checkpoints without LangGraph
+    (["runs"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS, *ACCESS, "state.evidence", "state.steps", "state.claims")),
+    (["show", "run-cli-1"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS)),
+    (["show", "run-cli-1", "--json"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS)),
+    (["history", "run-cli-1"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS, *ACCESS)),
     # refused from the run's row alone (not paused): neither the case nor the manifest is read
-    (["grant", "run-cli-1", "--group", "sre-oncall"], 3, (*LOOP, *PARSERS, *CHECKPOINTS, *ACCESS, "state.evidence")),
+    (["grant", "run-cli-1", "--group", "sre-oncall"], 3,
+     (*LOOP, *PARSERS, *STORE, *CHECKPOINTS, *ACCESS, "state.evidence")),
     # refused after access is re-checked (the principal holds the group): the manifest without its parsers
-    (["grant", "run-cli-paused", "--group", "sre-oncall"], 2, (*LOOP, *PARSERS, *CHECKPOINTS)),
+    (["grant", "run-cli-paused", "--group", "sre-oncall"], 2, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS)),
     (["schema"], 0, (*LOOP, *PARSERS, *STORE, *CHECKPOINTS, *ACCESS)),
     (["validate", str(REFERENCE)], 0, (*LOOP, *STORE, *CHECKPOINTS, "duckdb")),
 ], ids=lambda v: " ".join(v[:2]) if isinstance(v, list) else None)
@@ -132,6 +134,25 @@ def test_light_commands_import_only_what_they_need(home, command, code, never):
     assert "state.errors" in modules  # what the CLI imports first: the output was read
     wrong = sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in never))
     assert not wrong, f"{' '.join(command)} imported {wrong[:8]}"
+
+
+def test_a_grant_that_writes_imports_neither_the_orm_nor_langgraph(tmp_path):
+    from state.store import RunRow, Store
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'investigator.db'}")
+    store.create_run(RunRow(run_id="run-cli-paused", case_id="ALR-20260429-017", case_dir=str(REFERENCE),
+                            retrieval="basic", principal_id="oncall", rounds_limit=8, reads_limit=20,
+                            status="awaiting_permission"))
+    store.engine.dispose()
+    out = _cli("--home", str(tmp_path), "grant", "run-cli-paused", "--group", "order-team", "--by", "ana",
+               importtime=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "granted order-team (by ana)" in out.stdout
+    wrong = sorted(m for m in _imported(out.stderr) if any(m == n or m.startswith(f"{n}.") for n in
+                                                           (*LOOP, *PARSERS, *STORE, *CHECKPOINTS)))
+    assert not wrong, wrong[:8]
+    assert Store.from_url(f"sqlite:///{tmp_path / 'investigator.db'}").grants("run-cli-paused")[0].groups == (
+        "order-team",)
 
 
 def test_show_on_the_light_path_prints_the_report_of_the_run(home):

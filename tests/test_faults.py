@@ -346,6 +346,15 @@ def test_a_store_url_naming_a_missing_postgresql_database_is_one_line_exit_4(tmp
         assert "does not exist" in _one_error_line(proc)
 
 
+def test_a_database_drivers_own_error_names_its_reason_as_the_orms_does():
+    import sqlite3
+
+    from investigator.failures import describe
+
+    said = describe(sqlite3.OperationalError("attempt to write a readonly database\nsecond line"))
+    assert said == "OperationalError (attempt to write a readonly database)"
+
+
 def _file(tmp_path: Path) -> Path:
     f = tmp_path / "a-file"
     f.write_text("not a folder\n")

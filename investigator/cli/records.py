@@ -14,7 +14,7 @@ from investigator.cli.common import library
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    rows = library(args).store.runs()
+    rows = library(args).reader.runs()
     print(f"{'run':<24} {'status':<20} {'stop':<18} {'case':<22} {'tool':<6} {'updated':<19} held by / last error")
     for r in rows:
         why = f"{r.owner or '-'}" + (f"  {r.error} (attempts {r.attempts or 0})"
@@ -44,11 +44,11 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_grant(args: argparse.Namespace) -> int:
     inv = library(args)
     g = inv.grant(args.run_id, args.group, by=args.by)
-    waiting = [d.source_id for d in inv.report(args.run_id).denied]
     print(f"run {args.run_id}: granted {', '.join(g.groups)} (by {g.by}); unlocks {', '.join(g.unlocks) or 'nothing'}")
     if g.answers:
         print(f"  readable now: {', '.join(g.answers)}; `investigator resume {args.run_id}` continues")
-    else:
+    else:  # what it still waits for, under the access of now (the report, built only for this line)
+        waiting = [d.source_id for d in inv.report(args.run_id).denied]
         print(f"  the run still waits for {', '.join(waiting) or 'nothing'}: this grant unlocks none of it, "
               f"so `resume` stays paused")
     return 0

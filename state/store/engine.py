@@ -1,13 +1,12 @@
 """Store URLs and engines: which database a URL names, how it is opened, how it is printed.
 
 SQLite files get WAL and a busy timeout; a SQLite file this process cannot write is opened
-read-only; PostgreSQL engines ping before use. Imports SQLAlchemy and `state.errors` only.
+read-only (`location`); PostgreSQL engines ping before use. Imports SQLAlchemy, `state.errors` and
+`location` only.
 """
 
 from __future__ import annotations
 
-import errno
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlmodel import create_engine
 
 from state.errors import ConfigError
+from state.store.location import read_only_uri, sqlite_read_only
 
 
 def shown_url(url: str) -> str:
@@ -34,29 +34,6 @@ def sqlite_path(url: str) -> Path | None:
         return None
     db = make_url(url).database
     return Path(db) if db and db != ":memory:" else None
-
-
-def sqlite_read_only(path: Path | None) -> bool:
-    """An existing SQLite file this process may read but not write (nor create its WAL files beside):
-    a workspace on a read-only mount, or one owned by another account, is still there to be read."""
-    if path is None or not path.is_file():
-        return False
-    try:
-        with open(path, "r+b"):  # opened for writing, nothing written: the file's mode and the mount decide
-            pass
-    except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return True
-        raise
-    return not os.access(path.parent, os.W_OK)
-
-
-def read_only_uri(path: Path) -> str:
-    """A SQLite URI for a store nobody may write: without locks or WAL files (`immutable`) when its last
-    writer closed it (its write-ahead log is folded in); read-only through the log when one is left."""
-    wal = path.with_name(path.name + "-wal")
-    left = wal.exists() and wal.stat().st_size > 0
-    return f"file:{path.resolve()}?mode=ro" if left else f"file:{path.resolve()}?immutable=1"
 
 
 def make_engine(url: str) -> Engine:

@@ -1,8 +1,9 @@
 """Evidence and the bridge entities found in it: what a run has established, keyed for idempotence.
 
 Evidence is inserted once per deterministic key (a re-run after a crash adds nothing twice) and
-only its status changes afterwards. Imports the tables and the core of this package; the
-evidence models are imported where a row is read back, so that `state.store` stays light.
+only its status changes afterwards. Imports the tables, the core and `rows` (the order of evidence)
+of this package; the evidence models are imported where a row is read back, so that `state.store`
+stays light.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlmodel import select
 
 from state.errors import RunNotFound
 from state.store.core import StoreCore
+from state.store.rows import evidence_order
 from state.store.tables import BridgeRow, EvidenceRow
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ class EvidenceStore(StoreCore):
                 q = q.where(EvidenceRow.status == "active")
             rows = list(s.exec(q))
         out = [_evidence(r) for r in rows]
-        return sorted(out, key=lambda e: (e.round, _num(e.id), e.id))
+        return sorted(out, key=evidence_order)
 
     def add_bridge(self, run_id: str, key: str, occ: BridgeOccurrence) -> None:
         with self._session() as s:
@@ -72,10 +74,6 @@ class EvidenceStore(StoreCore):
         from state.evidence import BridgeOccurrence  # here: listing runs never loads the evidence models
 
         return [BridgeOccurrence.model_validate_json(r.payload) for r in rows]
-
-
-def _num(evidence_id: str) -> int:
-    return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
 
 
 def _evidence(row: EvidenceRow) -> Evidence:

@@ -1,31 +1,19 @@
-"""Permission grants answering paused runs, and `Grant`, the API model a grant is read back as.
+"""Permission grants answering paused runs (`Grant`, the API model a grant is read back as, is `rows`').
 
 Recording a grant also adds its groups to the run's, in the same transaction. Imports the
-tables and the core of this package.
+tables, the core and `rows` of this package.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 
 from sqlmodel import col, select
 
-from state._base import Frozen
 from state.errors import RunNotFound
 from state.store.core import StoreCore
+from state.store.rows import Grant, grant_of
 from state.store.tables import GrantRow, RunRow, utc_now
-
-
-class Grant(Frozen):
-    """A grant as read back (the API model of GrantRow)."""
-
-    seq: int
-    by: str
-    groups: tuple[str, ...]
-    unlocks: tuple[str, ...]
-    answers: tuple[str, ...]
-    at: datetime
 
 
 class Grants(StoreCore):
@@ -53,6 +41,4 @@ class Grants(StoreCore):
 
 
 def _grant(row: GrantRow) -> Grant:
-    at = row.at if row.at.tzinfo is not None else row.at.replace(tzinfo=timezone.utc)
-    return Grant(seq=row.seq, by=row.by, groups=tuple(json.loads(row.groups)), unlocks=tuple(json.loads(row.unlocks)),
-                 answers=tuple(json.loads(row.answers)), at=at)
+    return grant_of(row.seq, row.by, row.groups, row.unlocks, row.answers, row.at)

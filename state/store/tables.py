@@ -2,23 +2,22 @@
 
 The pydantic models stay the contract; a table only keys and indexes them. Every `inv_*` table
 is declared here, so that importing this module registers all of them on `SQLModel.metadata`
-before the store creates them. Imports SQLModel only.
+before the store creates them. Table names come from `names`, which the reader without the
+ORM (`rows`) shares. Imports SQLModel, `names` and `clock` only.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware (UTC): every `at`, `created_at` and lease is one of these."""
-    return datetime.now(timezone.utc)
+from state.store.names import BRIDGE, DECISION, EVIDENCE, GRANT, READ, RUN, STEP
+from state.store.clock import utc_now
 
 
 class RunRow(SQLModel, table=True):
-    __tablename__ = "inv_run"
+    __tablename__ = RUN.name
     run_id: str = Field(primary_key=True)
     case_id: str
     case_dir: str
@@ -56,7 +55,7 @@ class RunRow(SQLModel, table=True):
 
 
 class EvidenceRow(SQLModel, table=True):
-    __tablename__ = "inv_evidence"
+    __tablename__ = EVIDENCE.name
     run_id: str = Field(primary_key=True)
     evidence_id: str = Field(primary_key=True)
     key: str = Field(index=True)
@@ -67,7 +66,7 @@ class EvidenceRow(SQLModel, table=True):
 
 
 class ReadRow(SQLModel, table=True):
-    __tablename__ = "inv_read"
+    __tablename__ = READ.name
     run_id: str = Field(primary_key=True)
     key: str = Field(primary_key=True)
     seq: int
@@ -78,7 +77,7 @@ class ReadRow(SQLModel, table=True):
 
 
 class DecisionRow(SQLModel, table=True):
-    __tablename__ = "inv_claim_decision"
+    __tablename__ = DECISION.name
     run_id: str = Field(primary_key=True)
     claim_id: str = Field(primary_key=True)
     revision: int = Field(primary_key=True)
@@ -89,7 +88,7 @@ class DecisionRow(SQLModel, table=True):
 
 
 class StepRow(SQLModel, table=True):
-    __tablename__ = "inv_step"
+    __tablename__ = STEP.name
     run_id: str = Field(primary_key=True)
     round: int = Field(primary_key=True)
     node: str = Field(primary_key=True)
@@ -101,7 +100,7 @@ class StepRow(SQLModel, table=True):
 class GrantRow(SQLModel, table=True):
     """One permission grant answering a paused run: who, when, which groups, what it unlocked."""
 
-    __tablename__ = "inv_grant"
+    __tablename__ = GRANT.name
     run_id: str = Field(primary_key=True)
     seq: int = Field(primary_key=True)
     by: str
@@ -115,7 +114,7 @@ class GrantRow(SQLModel, table=True):
 
 
 class BridgeRow(SQLModel, table=True):
-    __tablename__ = "inv_bridge"
+    __tablename__ = BRIDGE.name
     run_id: str = Field(primary_key=True)
     key: str = Field(primary_key=True)
     entity: str = Field(index=True)
