@@ -128,7 +128,7 @@ def alias_map(keys: Mapping[str, str], acronyms: Iterable[str] = (), titles: Ite
     ``keys``: key -> kind; ``acronyms``: keys written in capitals somewhere (``nasa``);
     ``titles``: keys a passage is about (default: the keys of kind ``title``), which the
     partial-name rule never folds; ``counts``: how many texts write each key. With counts, a
-    partial name or an acronym folds only into a name written at least as often as itself
+    partial name folds only into a name written at least as often as itself
     (``north dakota`` stays itself beside a rarer ``mountrail county north dakota``)."""
     vocab = set(keys)
     title_keys = set(titles) if titles is not None else {k for k, v in keys.items() if v == "title"}
@@ -179,8 +179,7 @@ def alias_map(keys: Mapping[str, str], acronyms: Iterable[str] = (), titles: Ite
                 by_initials[a].add(k)
     for a in set(acronyms):
         if a in vocab and a not in folds and " " not in a and MIN_ACRONYM <= len(a) <= MAX_ACRONYM:
-            target = _unique(by_initials.get(a, ()))
-            put(a, target if target and established(target, a) else None)
+            put(a, _unique(by_initials.get(a, ())))  # defined by the texts: no count needed
 
     # abbreviated words: equal to exactly one longer name but for abbreviations of its words
     by_shape: dict[tuple[str, ...], set[str]] = defaultdict(set)  # an abbreviation keeps each word's initial

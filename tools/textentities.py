@@ -178,8 +178,11 @@ class TextEntityExtractor:
         if resolve:
             from tools.resolution import alias_map, contained_names
 
-            acronyms = {_fold_word(m.group(1)) for text in texts for m in _ACRONYM.finditer(text)}
-            aliases = alias_map(plain.kinds, acronyms, counts=written)
+            defined = [d for text in texts for d in defined_acronyms(text)]
+            for _acronym, long in defined:  # `National Aeronautics and Space Administration`: one name
+                kinds.setdefault(long, "name")
+            plain = cls(kinds)
+            aliases = alias_map(plain.kinds, {a for a, _ in defined}, counts=written)
             parts = contained_names(plain.kinds, written, [k for k, v in plain.kinds.items() if v == "title"])
         found = concept_keys(plain, texts) if concepts else ()
         return cls(kinds, aliases, found, parts)
@@ -236,15 +239,36 @@ class TextEntityExtractor:
 
 _ACRONYM = re.compile(r"\(([A-Z][A-Z0-9]{1,7})\)")
 """An acronym defined where it is introduced: a word in capitals in parentheses, ``(NASA)``."""
+
+
+def defined_acronyms(text: str) -> list[tuple[str, str]]:
+    """(acronym key, long form key) for every ``Long Form (LF)`` of ``text``: the fewest words
+    before the parenthesis, starting with a capital, whose initials spell the acronym (connectors
+    such as *and* and *of* may be skipped)."""
+    from tools.resolution import initials
+
+    out: list[tuple[str, str]] = []
+    for m in _ACRONYM.finditer(text):
+        acronym = _fold_word(m.group(1))
+        before = word_spans(text[max(0, m.start() - 200):m.start()])
+        for n in range(2, min(len(before), len(acronym) + 4) + 1):
+            words = before[-n:]
+            if is_capitalised(words[0][1]) and acronym in initials([w for w, *_ in words]):
+                out.append((acronym, " ".join(w for w, *_ in words)))
+                break
+    return out
 CONCEPT_MIN_SUPPORT = 2
 """A concept must be written in lower case in at least this many texts: it then bridges them."""
 CONCEPT_MAX_SHARE = 0.01
-"""... and in at most this share of the texts (a commoner word is a hub, not a bridge)."""
+CONCEPT_MAX_SUPPORT = 10
+"""... and in at most this many texts or this share of them, whichever is more (a commoner word is
+a hub, not a bridge)."""
 
 
 def concept_keys(ex: TextEntityExtractor, texts: list[str]) -> list[str]:
     """Titles the corpus writes in lower case mid-sentence in more texts than it capitalises them
-    there, in at least ``CONCEPT_MIN_SUPPORT`` texts and at most ``CONCEPT_MAX_SHARE`` of them:
+    there, in at least ``CONCEPT_MIN_SUPPORT`` texts and at most ``CONCEPT_MAX_SUPPORT`` (or
+    ``CONCEPT_MAX_SHARE`` of them):
     the lower-case concepts (``bubonic plague``) a passage and a question share without a capital."""
     titles = [k for k, v in ex.kinds.items() if v == "title"]
     probe = TextEntityExtractor({k: "title" for k in titles}, concepts=titles)
@@ -257,5 +281,5 @@ def concept_keys(ex: TextEntityExtractor, texts: list[str]) -> list[str]:
             (seen_upper if proper else seen_lower).add(k)
         lower.update(seen_lower)
         upper.update(seen_upper)
-    cap = max(CONCEPT_MIN_SUPPORT, int(CONCEPT_MAX_SHARE * len(texts)))
+    cap = max(CONCEPT_MAX_SUPPORT, int(CONCEPT_MAX_SHARE * len(texts)))
     return sorted(k for k, n in lower.items() if CONCEPT_MIN_SUPPORT <= n <= cap and n > upper[k])
