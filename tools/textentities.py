@@ -140,8 +140,8 @@ class TextEntityExtractor:
         self.concepts = frozenset(c for c in concepts if c in self.kinds)
         by_first: dict[str, set[int]] = {}
         for k in self.kinds:
-            parts = k.split()
-            by_first.setdefault(parts[0], set()).add(len(parts))
+            words = k.split()
+            by_first.setdefault(words[0], set()).add(len(words))
         self._lengths = {w: tuple(sorted(ls, reverse=True)) for w, ls in by_first.items()}
 
     @classmethod
@@ -276,7 +276,8 @@ def concept_keys(ex: TextEntityExtractor, texts: list[str]) -> list[str]:
     upper: Counter[str] = Counter()
     for text in texts:
         body = text.split("\n", 1)[-1]
-        seen_lower, seen_upper = set(), set()
+        seen_lower: set[str] = set()
+        seen_upper: set[str] = set()
         for k, proper in probe.mentions(body):
             (seen_upper if proper else seen_lower).add(k)
         lower.update(seen_lower)
