@@ -20,6 +20,14 @@ overlaps): ``free guy`` in lower-case prose is not the film. Matching questions 
 was measured and dropped: lower-case phrases (``place of birth``) became noisy seeds and
 cost 2Wiki 5 points of recall@2. Keys made only of stopwords, months and weekdays are never
 entities.
+
+**Resolution** (``from_corpus(resolve=True)``, the default): the variants of one name fold into
+one key (``tools.resolution.alias_map``: honorifics, legal forms, state forms, partial names,
+acronyms the texts define as ``Long Form (LF)``, abbreviated words), so ``Strauss II`` and
+``Johann Strauss II`` are one node; a run that swallows a commoner name (a cast list's
+``Harper Natalie Wood``) names that name too (``contained_names``). **Concepts**
+(``concepts=True``, off: they cost recall, see ``tools/graph/NOTES.md``): titles the corpus
+writes in lower case in a few texts, matched in lower case.
 """
 
 from __future__ import annotations
