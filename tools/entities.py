@@ -156,7 +156,7 @@ class EntityExtractor:
                 kinds[name] = declared[name]
         suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
         reg = cls(kinds, aliases, keys, flags, pods, suffixes)
-        variants = abbreviated_variants(reg, docs)  # `order-svc` written for order-service
+        variants = abbreviated_variants(reg, docs)  # `ledger-svc` written for ledger-service
         if variants:
             aliases = {**variants, **aliases}
             reg = cls(kinds, aliases, keys, flags, pods, suffixes)
@@ -323,9 +323,9 @@ def _words(name: str) -> str:
 
 def abbreviated_variants(reg: EntityExtractor, docs: Iterable[SourceDoc]) -> dict[str, str]:
     """Identifiers the material writes that abbreviate exactly one known name word by word
-    (``order-svc`` -> ``order-service``, ``inventory-mgmt-api`` -> ``inventory-management-api``;
+    (``ledger-svc`` -> ``ledger-service``, ``stock-mgmt-api`` -> ``stock-management-api``;
     ``tools.resolution``): written variant -> the known name. Only same-length spellings: a
-    shorter or longer name (``pg-primary`` beside ``templates-pg-primary``) may be another host."""
+    shorter or longer name (``db-primary`` beside ``eu-db-primary``) may be another host."""
     from tools.resolution import alias_map
 
     known = {_words(n): n for n in reg.kinds}
