@@ -68,7 +68,7 @@ class _BM25Tool:
 
 def bench_analyzer(ds: Dataset) -> ComposedAnalyzer:
     """The incident extractor (it finds snake_case identifiers even with no gazetteer) composed
-    with the encyclopaedic extractor of this corpus."""
+    with the encyclopaedic extractor of this corpus (variants of a name folded, `tools.resolution`)."""
     return ComposedAnalyzer(EntityExtractor({}), TextEntityExtractor.from_corpus(
         [p.title for p in ds.corpus], [f"{p.title}\n{p.text}" for p in ds.corpus]))
 

@@ -122,3 +122,16 @@ def test_a_url_host_that_a_known_entity_covers_is_that_entity_not_a_new_domain(t
     reg = EntityExtractor.from_sources([doc, catalog], default_profile())
     assert reg.resolve("inventory.svc.cluster.local") == "inventory"
     assert "inventory.svc.cluster.local" not in reg.kinds
+
+
+def test_an_abbreviated_spelling_of_a_known_service_resolves_to_it():
+    from types import SimpleNamespace
+
+    from tools.entities import abbreviated_variants
+
+    reg = EntityExtractor({"order-service": "service", "pricing-service": "service", "processing-service": "service"})
+    docs = [SimpleNamespace(text="order-svc timed out calling prcg-svc; order-svc-v2 was fine")]
+    # `prcg-svc` could be pricing or processing: left alone; a longer name may be another host
+    assert abbreviated_variants(reg, docs) == {"order-svc": "order-service"}
+    folded = EntityExtractor(reg.kinds, abbreviated_variants(reg, docs))
+    assert folded.names("order-svc timed out") == ["order-service"]

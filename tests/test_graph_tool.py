@@ -311,6 +311,28 @@ def test_the_sparse_power_iteration_is_networkx_personalized_pagerank(tool, acce
         assert xe[j] == pytest.approx(ref[("entity", tool.entity_titles[e])], abs=1e-5)
 
 
+def test_hub_damping_weighs_a_mention_down_by_how_many_scope_chunks_name_the_entity(
+        index_path, built, embedder, extractor, tool, access):
+    from tools.graph import GraphRetrieval
+
+    damped = GraphRetrieval(index_path, built[0], embedder, extractor, hub_damping=0.5)
+    q = SearchQuery(text="inventory-service timeouts", environment="prod", seeds=("dependency-client",), k=5)
+    plain_g, damped_g = tool.walk_graph(q, access), damped.walk_graph(q, access)
+    for u, v, d in plain_g.edges(data=True):
+        entity = u if u[0] == "entity" else v
+        support = sum(1 for n in plain_g[entity] if plain_g[entity][n]["mention"])
+        assert damped_g[u][v]["weight"] == pytest.approx(d["weight"] * support ** -0.5)
+    # still personalized PageRank, on the damped weights
+    scope = damped._scope(q, access)
+    seeds = damped.seeds(q, scope)
+    xc, _ = damped._ppr(scope, seeds)
+    ref = nx.pagerank(damped_g, alpha=damped.damping, weight="weight", tol=1e-12, max_iter=1000,
+                      personalization={("entity", s): 1 / scope.support[scope.col(damped.entity_index[s])]
+                                       for s in seeds})
+    for i, r in enumerate(scope.rows.tolist()):
+        assert xc[i] == pytest.approx(ref[("chunk", damped.table.ids[r])], abs=1e-5)
+
+
 def test_a_real_llm_can_write_the_community_reports_instead(tmp_path):
     """The report model is swappable: a scripted fake stands in for an OpenAI-compatible LLM."""
     import json as _json

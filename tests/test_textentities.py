@@ -70,3 +70,45 @@ def test_the_incident_extractor_and_the_text_extractor_compose():
     assert canonical(both, "Pál Gábor") == "pal gabor" and canonical(incident, "order-service") == "order-service"
     assert analyzer_digest(both) != analyzer_digest(ComposedAnalyzer(incident))
     assert analyzer_digest(extractor()) == analyzer_digest(extractor())
+
+
+RESOLVE_TITLES = ["Johann Strauss II", "Republic of China", "Blue Danube", "Bubonic plague", "Rats"]
+RESOLVE_TEXTS = [
+    "Johann Strauss II\nJohann Strauss II was an Austrian composer. He wrote The Blue Danube.",
+    "The Blue Danube\nThe Blue Danube is a waltz by Strauss II, first played in Vienna.",
+    "Republic of China\nThe Republic of China was founded in 1912. The National Aeronautics and Space "
+    "Administration (NASA) later flew over it; in China the waltz was played.",
+    "Bubonic plague\nBubonic plague is spread by fleas. Outbreaks of bubonic plague reached Vienna.",
+    "Rats\nRats carry fleas, and with them bubonic plague. NASA sent rats to space.",
+    "Vienna\nIn Vienna, a harbour clerk wrote of bubonic plague, the Vienna Blue Danube and Johann Strauss II.",
+]
+
+
+def test_a_variant_names_its_canonical_entity_everywhere():
+    ex = TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS)
+    assert ex.aliases["strauss ii"] == "johann strauss ii" and ex.aliases["republic of china"] == "china"
+    assert ex.names(RESOLVE_TEXTS[1]) == ["blue danube", "johann strauss ii", "vienna"]
+    assert ex.names("Who founded the Republic of China?") == ["china"]
+    assert ex.names("What did NASA send?") == ["national aeronautics and space administration"]
+    # a subject label resolves too: the passage titled "Republic of China" is about `china`
+    assert ex.canonical("Republic of China") == "china" and ex.kind_of("strauss ii") == "title"
+
+
+def test_without_resolution_every_spelling_is_its_own_entity():
+    ex = TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS, resolve=False)
+    assert ex.aliases == {} and ex.names(RESOLVE_TEXTS[1]) == ["blue danube", "strauss ii", "vienna"]
+    assert analyzer_digest(ex) != analyzer_digest(TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS))
+
+
+def test_a_run_swallowing_a_commoner_name_names_it_too():
+    ex = TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS)
+    # `Vienna Blue Danube` is written once; `Blue Danube` in three texts
+    assert ex.parts == {"vienna blue danube": ("blue danube",)}
+    assert ex.names("the Vienna Blue Danube") == ["vienna blue danube", "blue danube"]
+
+
+def test_lower_case_concepts_are_titles_the_corpus_writes_in_lower_case_in_several_texts():
+    ex = TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS, concepts=True)
+    assert ex.concepts == {"bubonic plague"}  # `rats` is written in lower case nowhere but its title
+    assert ex.names("what spreads bubonic plague?") == ["bubonic plague"]
+    assert TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS).names("what spreads bubonic plague?") == []

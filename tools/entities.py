@@ -156,6 +156,10 @@ class EntityExtractor:
                 kinds[name] = declared[name]
         suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
         reg = cls(kinds, aliases, keys, flags, pods, suffixes)
+        variants = abbreviated_variants(reg, docs)  # `ledger-svc` written for ledger-service
+        if variants:
+            aliases = {**variants, **aliases}
+            reg = cls(kinds, aliases, keys, flags, pods, suffixes)
         # the host of a URL in a config value is a domain (deciding.md §1) when no known name,
         # alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example
         for doc in docs:
@@ -311,6 +315,35 @@ class EntityExtractor:
 
 
 EntityRegistry = EntityExtractor
+
+
+def _words(name: str) -> str:
+    return " ".join(p for p in re.split(r"[-_.\s]+", name.lower()) if p)
+
+
+def abbreviated_variants(reg: EntityExtractor, docs: Iterable[SourceDoc]) -> dict[str, str]:
+    """Identifiers the material writes that abbreviate exactly one known name word by word
+    (``ledger-svc`` -> ``ledger-service``, ``stock-mgmt-api`` -> ``stock-management-api``;
+    ``tools.resolution``): written variant -> the known name. Only same-length spellings: a
+    shorter or longer name (``db-primary`` beside ``eu-db-primary``) may be another host."""
+    from tools.resolution import alias_map
+
+    known = {_words(n): n for n in reg.kinds}
+    unknown: dict[str, str] = {}
+    checked: set[str] = set()
+    for doc in docs:
+        for m in _IDENT.finditer(doc.text):
+            w = m.group(1)
+            if w in checked:
+                continue
+            checked.add(w)
+            if "-" in w and reg.resolve(w) is None and _words(w) not in known:
+                unknown.setdefault(_words(w), w)
+    if not unknown:
+        return {}
+    folds = alias_map({**dict.fromkeys(unknown, "name"), **dict.fromkeys(known, "title")}, titles=known)
+    return {unknown[v]: known[c] for v, c in folds.items()
+            if v in unknown and c in known and len(v.split()) == len(c.split())}
 
 
 def _url_domain(value: str) -> str | None:

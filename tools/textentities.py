@@ -20,6 +20,14 @@ overlaps): ``free guy`` in lower-case prose is not the film. Matching questions 
 was measured and dropped: lower-case phrases (``place of birth``) became noisy seeds and
 cost 2Wiki 5 points of recall@2. Keys made only of stopwords, months and weekdays are never
 entities.
+
+**Resolution** (``from_corpus(resolve=True)``, the default): the variants of one name fold into
+one key (``tools.resolution.alias_map``: honorifics, legal forms, state forms, partial names,
+acronyms the texts define as ``Long Form (LF)``, abbreviated words), so ``Strauss II`` and
+``Johann Strauss II`` are one node; a run that swallows a commoner name (a cast list's
+``Harper Natalie Wood``) names that name too (``contained_names``). **Concepts**
+(``concepts=True``, off: they cost recall, see ``tools/graph/NOTES.md``): titles the corpus
+writes in lower case in a few texts, matched in lower case.
 """
 
 from __future__ import annotations
@@ -125,25 +133,40 @@ def capitalised_runs(text: str) -> list[tuple[str, bool]]:
 
 
 class TextEntityExtractor:
-    """Titles and capitalised names of a corpus, matched by key (see the module docstring)."""
+    """Titles and capitalised names of a corpus, matched by key (see the module docstring).
 
-    def __init__(self, kinds: dict[str, str]) -> None:
+    ``aliases``: variant key -> canonical key (``tools.resolution.alias_map``); a text naming a
+    variant names its canonical entity. ``concepts``: keys also matched when written in lower
+    case (``bubonic plague``), chosen by ``concept_keys``."""
+
+    def __init__(self, kinds: dict[str, str], aliases: dict[str, str] | None = None,
+                 concepts: Iterable[str] = (), parts: dict[str, tuple[str, ...]] | None = None) -> None:
         self.kinds = dict(sorted((k, v) for k, v in kinds.items() if _is_entity_key(k)))
-        self._lengths: dict[str, tuple[int, ...]] = {}
+        self.aliases = {a: c for a, c in sorted((aliases or {}).items()) if a in self.kinds and c in self.kinds}
+        self.parts = {k: tuple(self.aliases.get(p, p) for p in ps if p in self.kinds)
+                      for k, ps in sorted((parts or {}).items()) if k in self.kinds}
+        self.concepts = frozenset(c for c in concepts if c in self.kinds)
         by_first: dict[str, set[int]] = {}
         for k in self.kinds:
-            parts = k.split()
-            by_first.setdefault(parts[0], set()).add(len(parts))
+            words = k.split()
+            by_first.setdefault(words[0], set()).add(len(words))
         self._lengths = {w: tuple(sorted(ls, reverse=True)) for w, ls in by_first.items()}
 
     @classmethod
-    def from_corpus(cls, titles: Iterable[str], texts: Iterable[str]) -> "TextEntityExtractor":
-        """Gazetteer of the titles plus the capitalised names the texts write mid-sentence."""
+    def from_corpus(cls, titles: Iterable[str], texts: Iterable[str], *, resolve: bool = True,
+                    concepts: bool = False) -> "TextEntityExtractor":
+        """Gazetteer of the titles plus the capitalised names the texts write mid-sentence;
+        with ``resolve``, their variants folded (``tools.resolution``); with ``concepts``, the
+        titles the corpus writes in lower case (``concept_keys``) matched in lower case too."""
+        texts = list(texts)
         kinds: dict[str, str] = {}
         inner: Counter[str] = Counter()
+        written: Counter[str] = Counter()  # texts writing each name, anywhere
         initial: set[str] = set()
         for text in texts:
-            for k, at_start in capitalised_runs(text):
+            runs = capitalised_runs(text)
+            written.update({k for k, _ in runs})
+            for k, at_start in runs:
                 if at_start:
                     initial.add(k)
                 else:
@@ -157,38 +180,115 @@ class TextEntityExtractor:
             k = key(t)
             if k:
                 kinds[k] = "title"
-        return cls(kinds)
+        plain = cls(kinds)
+        aliases: dict[str, str] = {}
+        parts: dict[str, tuple[str, ...]] = {}
+        if resolve:
+            from tools.resolution import alias_map, contained_names
+
+            defined = [d for text in texts for d in defined_acronyms(text)]
+            for _acronym, long in defined:  # `National Aeronautics and Space Administration`: one name
+                kinds.setdefault(long, "name")
+            plain = cls(kinds)
+            aliases = alias_map(plain.kinds, {a for a, _ in defined}, counts=written)
+            parts = contained_names(plain.kinds, written, [k for k, v in plain.kinds.items() if v == "title"])
+        found = concept_keys(plain, texts) if concepts else ()
+        return cls(kinds, aliases, found, parts)
 
     def digest(self) -> str:
         """Changes whenever the vocabulary does (graph freshness checks use it)."""
-        return stable_id(sorted(self.kinds.items()))
+        if not self.aliases and not self.concepts and not self.parts:
+            return stable_id(sorted(self.kinds.items()))
+        return stable_id(sorted(self.kinds.items()), sorted(self.aliases.items()), sorted(self.concepts),
+                         sorted(self.parts.items()))
 
     def canonical(self, name: str) -> str | None:
         """The entity a title or name stands for, if it is one."""
         k = key(name)
-        return k if k in self.kinds else None
+        return self.aliases.get(k, k) if k in self.kinds else None
 
     def kind_of(self, name: str) -> str:
-        return self.kinds.get(name, "name")
+        return self.kinds.get(self.aliases.get(name, name), "name")
 
     def names(self, text: str) -> list[str]:
-        """Entity keys ``text`` names (mentions starting with a capital or a digit), in order."""
+        """Entity keys ``text`` names (mentions starting with a capital or a digit, and concepts in
+        any case), variants as their canonical key, in order."""
+        out: dict[str, None] = {}
+        for k, _proper in self.mentions(text):
+            out.setdefault(self.aliases.get(k, k), None)
+            for p in self.parts.get(k, ()):
+                out.setdefault(p, None)
+        return list(out)
+
+    def mentions(self, text: str) -> list[tuple[str, bool]]:
+        """(key, written as a proper name) for every mention, variants not folded; longest match
+        first, no overlaps. A lower-case mention counts only for a concept."""
         words = word_spans(text)
-        found: dict[str, None] = {}
+        found: list[tuple[str, bool]] = []
         i = 0
         while i < len(words):
             w, orig = words[i][0], words[i][1]
             lengths = self._lengths.get(w)
-            if lengths and (is_capitalised(orig) or orig[:1].isdigit()):
+            proper = is_capitalised(orig) or orig[:1].isdigit()
+            if lengths and (proper or self.concepts):
                 for n in lengths:
                     if i + n <= len(words):
                         k = " ".join(x[0] for x in words[i:i + n])
-                        if k in self.kinds:
-                            found.setdefault(k, None)
+                        if k in self.kinds and (proper or k in self.concepts):
+                            found.append((k, proper))
                             i += n
                             break
                 else:
                     i += 1
                 continue
             i += 1
-        return list(found)
+        return found
+
+
+_ACRONYM = re.compile(r"\(([A-Z][A-Z0-9]{1,7})\)")
+"""An acronym defined where it is introduced: a word in capitals in parentheses, ``(NASA)``."""
+
+
+def defined_acronyms(text: str) -> list[tuple[str, str]]:
+    """(acronym key, long form key) for every ``Long Form (LF)`` of ``text``: the fewest words
+    before the parenthesis, starting with a capital, whose initials spell the acronym (connectors
+    such as *and* and *of* may be skipped)."""
+    from tools.resolution import initials
+
+    out: list[tuple[str, str]] = []
+    for m in _ACRONYM.finditer(text):
+        acronym = _fold_word(m.group(1))
+        before = word_spans(text[max(0, m.start() - 200):m.start()])
+        for n in range(2, min(len(before), len(acronym) + 4) + 1):
+            words = before[-n:]
+            if is_capitalised(words[0][1]) and acronym in initials([w for w, *_ in words]):
+                out.append((acronym, " ".join(w for w, *_ in words)))
+                break
+    return out
+CONCEPT_MIN_SUPPORT = 2
+"""A concept must be written in lower case in at least this many texts: it then bridges them."""
+CONCEPT_MAX_SHARE = 0.01
+CONCEPT_MAX_SUPPORT = 10
+"""... and in at most this many texts or this share of them, whichever is more (a commoner word is
+a hub, not a bridge)."""
+
+
+def concept_keys(ex: TextEntityExtractor, texts: list[str]) -> list[str]:
+    """Titles the corpus writes in lower case mid-sentence in more texts than it capitalises them
+    there, in at least ``CONCEPT_MIN_SUPPORT`` texts and at most ``CONCEPT_MAX_SUPPORT`` (or
+    ``CONCEPT_MAX_SHARE`` of them):
+    the lower-case concepts (``bubonic plague``) a passage and a question share without a capital."""
+    titles = [k for k, v in ex.kinds.items() if v == "title"]
+    probe = TextEntityExtractor({k: "title" for k in titles}, concepts=titles)
+    lower: Counter[str] = Counter()
+    upper: Counter[str] = Counter()
+    for text in texts:
+        body = text.split("\n", 1)[-1]
+        seen_lower: set[str] = set()
+        seen_upper: set[str] = set()
+        for k, proper in probe.mentions(body):
+            (seen_upper if proper else seen_lower).add(k)
+        lower.update(seen_lower)
+        upper.update(seen_upper)
+    cap = max(CONCEPT_MAX_SUPPORT, int(CONCEPT_MAX_SHARE * len(texts)))
+    return sorted(k for k, n in lower.items() if CONCEPT_MIN_SUPPORT <= n <= cap and n > upper[k])

@@ -60,6 +60,8 @@ from .casegraph import CASE_MANIFEST, read_manifest
 
 DAMPING = 0.85
 SUBJECT_WEIGHT = 3.0
+HUB_DAMPING = 0.0
+"""Off: damping hubs moved recall by a point either way on three multi-hop sets (NOTES.md)."""
 DENSE_WEIGHT = 5.0
 """Weight of the cosine next to log(PageRank) in the default ranking (one setting for every
 corpus; measured on three public multi-hop sets, see NOTES.md)."""
@@ -146,10 +148,12 @@ class GraphRetrieval:
     def __init__(self, index_path: Path, graph_dir: Path, embedder: Embedder, extractor: EntityAnalyzer,
                  *, subject_weight: float = SUBJECT_WEIGHT, damping: float = DAMPING,
                  ranking: Ranking = "ppr+dense", dense_weight: float = DENSE_WEIGHT,
-                 fuse_dense: bool = False) -> None:
+                 fuse_dense: bool = False, hub_damping: float = HUB_DAMPING) -> None:
         """``extractor``: any ``EntityAnalyzer`` (the one the graph was built with).
         ``ranking``: how walked chunks are ordered (see the module docstring);
-        ``fuse_dense=True`` is the older spelling of ``ranking="rrf"``."""
+        ``fuse_dense=True`` is the older spelling of ``ranking="rrf"``; ``hub_damping``: a
+        chunk's edge to an entity named by ``n`` scope chunks weighs ``n ** -hub_damping`` as
+        much (0: every mention alike), so a walk leaves a chunk less through a hub."""
         self.index_path = Path(index_path)
         self.graph_dir = Path(graph_dir)
         self.embedder = embedder
@@ -158,6 +162,7 @@ class GraphRetrieval:
         self.ranking: Ranking = "rrf" if fuse_dense else ranking
         self.dense_weight = dense_weight
         self.damping = damping
+        self.hub_damping = hub_damping
         self.manifest = read_manifest(self.graph_dir)
         if self.manifest is None:
             raise IndexMissing(f"no graph at {self.graph_dir} ({CASE_MANIFEST} missing): build it first")
@@ -251,8 +256,10 @@ class GraphRetrieval:
         M = self.M.take_rows(rows)
         support = M.col_sums()
         ents = np.flatnonzero(support > 0)
-        scope = Scope(rows, ents, self.W.take_rows(rows).take_columns(ents), M.take_columns(ents), support[ents],
-                      len(self.entity_titles))
+        W = self.W.take_rows(rows).take_columns(ents)
+        if self.hub_damping:
+            W = W.scale_columns(support[ents] ** -self.hub_damping)
+        scope = Scope(rows, ents, W, M.take_columns(ents), support[ents], len(self.entity_titles))
         if mask is self._scope_mask:
             self._scope_cache = scope
         return scope
