@@ -132,7 +132,7 @@ def _case_writers(command: Command) -> None:
     s.add_argument("--count", type=int, default=30, help="number of cases")
     s.add_argument("--out", required=True, help="folder to write the case folders into")
     s.add_argument("--variant", help="force every case to one variant (e.g. hop_in_prose: the decisive hop only in a "
-                                     "runbook, design notes or a chat export)")
+                                     "runbook, design notes or a chat export) (default: the usual mix of variants)")
 
 
 def _bench(command: Command) -> None:
