@@ -27,7 +27,7 @@ from state import Frozen, content_hash, stable_id
 from state.errors import IndexMissing
 from state.profile import Profile
 from state.progress import Progress, Ticker, silent
-from tools import columns, derive
+from tools import columns, derive, derive_relations
 from tools.chunking import Chunk, chunk_source
 from tools.tombstones import tombstoned
 from tools.corpus import SourceDoc, load_sources
@@ -447,7 +447,7 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
         env = d.entry.environment
         for st in derive.streams(d, reg, profile):
             streams_.append((d.id, d.kind, env, st.signal, st.entity, st.key, st.metric, st.role, st.start, st.end))
-        for f in derive.relations_of(d, reg, profile):
+        for f in derive_relations.relations_of(d, reg, profile):
             if f.kind == "relation":
                 relations.append((d.id, d.kind, f.environment if f.environment != "*" else env, f.source, f.target,
                                   f.relation, f.via, f.at.start if f.at else 0, f.at.end if f.at else 0))
