@@ -179,7 +179,7 @@ def test_no_module_over_450_lines_and_no_class_over_200():
 
 def test_the_known_large_classes_are_still_there_and_still_over_the_limit():
     """So the list of exceptions only shrinks: a class split (or renamed) leaves it."""
-    for key, allowed in KNOWN_LARGE_CLASSES.items():
+    for key in KNOWN_LARGE_CLASSES:
         rel, name = key.split("::")
         sizes = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(ast.parse((ROOT / rel).read_text()))
                  if isinstance(n, ast.ClassDef) and n.name == name]

@@ -37,8 +37,10 @@ def catalog_relations(doc: SourceDoc, reg: Registry) -> list:
         comp_nodes: list = []
     else:
         root = yamlio.spans(doc.text)
-        nodes = root.get("services").items() if root is not None and root.get("services") is not None else []
-        comp_nodes = root.get("components").items() if root is not None and root.get("components") is not None else []
+        services = root.get("services") if root is not None else None
+        components = root.get("components") if root is not None else None
+        nodes = services.items() if services is not None else []
+        comp_nodes = components.items() if components is not None else []
     out: list = []
     for svc, node in zip(cat.services, nodes):
         at = span(doc, node.start, node.end)

@@ -9,6 +9,7 @@ span of its onset (or of the first line or point read).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -90,7 +91,7 @@ def _bad(e: LogEvent) -> bool:
     return SEVERITY_RANK[e.severity] >= SEVERITY_RANK["warning"]
 
 
-def mention_facts(doc: SourceDoc, entity: str, items: list[tuple[datetime, str, str, int, int]],
+def mention_facts(doc: SourceDoc, entity: str, items: Sequence[tuple[datetime, str, str, int, int]],
                   all_times: list[datetime], reg: Registry, profile: Profile, rng: Range,
                   limit: int = 40) -> list[MentionFact]:
     """Names stated by bad events of `entity`: (ts, severity, text, start, end) each, any time.
