@@ -11,7 +11,7 @@ from state.facts import Fact, StatementFact
 from state.profile import Profile
 from state.sources import PROSE_KINDS
 from state.span import Span
-from tools import derive
+from tools import derive, derive_relations, derive_signals
 from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
 from tools.signals import Range
@@ -53,10 +53,10 @@ def read_facts(doc: SourceDoc, hit: Hit, start: int, end: int, reg: EntityExtrac
         else:
             entity = key.split(":", 1)[1] if ":" in key else None
         if entity:
-            facts = derive.signal_facts(doc, key, entity, reg, profile, rng)
+            facts = derive_signals.signal_facts(doc, key, entity, reg, profile, rng)
             # the lines and spans the entity wrote state whom it calls (a relation field, a child
             # span): reading its telemetry shows where its errors go without a separate lookup
-            facts += derive.stated_by(doc, signal, entity, reg, profile)
+            facts += derive_relations.stated_by(doc, signal, entity, reg, profile)
         cite = next((f.at for f in facts if f.kind == "signal" and f.at is not None), None)
         return cite or whole, facts
     return whole, local_facts(doc, start, end, reg, profile)
@@ -66,10 +66,10 @@ def local_facts(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, prof
     """Every fact a span of a record, history, placement or prose source states by itself."""
     if doc.front is not None:
         doc_fact = derive.document_fact(doc, reg)
-        return [*([doc_fact] if doc_fact else []), *derive.prose_facts(doc, start, end, reg, profile)]
-    facts: list[Fact] = [f for f in derive.relations_of(doc, reg, profile) if _within(f, start, end)]
+        return [*([doc_fact] if doc_fact else []), *derive_relations.prose_facts(doc, start, end, reg, profile)]
+    facts: list[Fact] = [f for f in derive_relations.relations_of(doc, reg, profile) if _within(f, start, end)]
     facts += [f for f in derive.change_facts(doc, reg, profile) if _within(f, start, end)]
-    facts += [f for f in derive.change_relations(doc, reg) if _within(f, start, end) and f not in facts]
+    facts += [f for f in derive_relations.change_relations(doc, reg) if _within(f, start, end) and f not in facts]
     facts += [f for f in derive.rollout_dates(doc, reg) if _within(f, start, end)]
     covers = (end - start) >= 0.5 * len(doc.text.strip())
     if covers:
@@ -93,7 +93,7 @@ def page_statements(doc: SourceDoc, start: int, end: int, reg: EntityExtractor, 
     page = derive.document_fact(doc, reg)
     by_span: dict[Span, list[Fact]] = {}
     seen = set(known)
-    for f in derive.prose_facts(doc, 0, len(doc.text), reg, profile):
+    for f in derive_relations.prose_facts(doc, 0, len(doc.text), reg, profile):
         if (isinstance(f, StatementFact) and f.at is not None and f.key not in seen
                 and not (start <= f.at.start and f.at.end <= end)):
             seen.add(f.key)

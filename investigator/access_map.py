@@ -25,7 +25,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from state import Frozen, yamlio
-from state.case import read_text_file
+from state.casefiles import read_text_file
 from state.errors import CaseError
 from state.limits import YAML_BYTES
 

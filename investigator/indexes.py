@@ -22,9 +22,8 @@ from state.progress import Progress
 from tools.corpus import SourceDoc, load_sources
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
-from tools.index import (
-    IndexInfo, build_index, build_lock, corpus_fingerprint, index_meta, remove_leftovers, tombstone, tombstoned,
-)
+from tools.builds import build_lock, remove_leftovers
+from tools.index import IndexInfo, build_index, corpus_fingerprint, index_meta, tombstone, tombstoned
 from tools.retrieval import RetrievalTool
 from tools.stages import StageClock
 

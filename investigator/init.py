@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import yaml
 
 from state import Frozen, yamlio
-from state.case import read_text_file
+from state.casefiles import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
 from state.sources import FORMATS

@@ -62,7 +62,7 @@ def check_collection(case_dir: Path) -> None:
     import yaml
 
     from state import yamlio
-    from state.case import read_text_file
+    from state.casefiles import read_text_file
     from state.collection import Collection
     from state.limits import YAML_BYTES
 

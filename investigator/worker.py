@@ -23,7 +23,7 @@ from investigator.failures import describe, store_error
 from state.errors import Interrupted, InvestigatorError, RunFailed, RunStateError, StoreUnavailable
 from state.progress import Progress
 from state.store import RunRow, Store
-from tools.index import pid_alive
+from tools.builds import pid_alive
 
 
 def new_worker_id() -> str:

@@ -1,9 +1,9 @@
 """The pure domain: frozen pydantic values for cases, sources, claims, evidence, steps and the
 profile; the error hierarchy; the SQLModel store. Imports nothing else of ours.
 
-Modules: `case`, `sources`, `expected` (the case folder), `claims`, `evidence`, `span`, `facts`,
-`telemetry`, `steps` (what a run holds), `profile`, `keys` (one form for a config key), `errors`,
-`store`, `yamlio`.
+Modules: `case`, `sources`, `expected` (the case folder), `casefiles` (reading its files strictly),
+`claims`, `evidence`, `span`, `facts`, `telemetry`, `steps` (what a run holds), `profile`, `keys` (one
+form for a config key), `errors`, `store`, `yamlio`.
 
 This package exports the value base and helpers that every layer uses: `Frozen` (an immutable
 model that rejects unknown fields), `AwareDatetime`, `Duration`, `parse_duration`,

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, ValidationError
 
 from state._base import Frozen
-from state.case import read_yaml, validation_to_case_error
+from state.casefiles import read_yaml, validation_to_case_error
 from state.claims import StopKind, Verdict
 from state.errors import CaseError
 

@@ -75,7 +75,7 @@ def _config_doc(tmp_path, body: str, name: str = "web.env", fmt: str = "env"):
 
 def test_the_host_of_a_url_in_a_config_value_is_a_domain_entity_no_other_source_needs_to_declare(tmp_path):
     """deciding.md §1: hosts in URLs are domains; the config then states the hop to it."""
-    from tools import derive
+    from tools import derive_relations
     from tools.profile import default_profile
 
     doc = _config_doc(tmp_path, "PARTNER_URL=https://API.Vendor.example/v2\nCACHE=redis://cache:6379\n"
@@ -83,7 +83,7 @@ def test_the_host_of_a_url_in_a_config_value_is_a_domain_entity_no_other_source_
     reg = EntityExtractor.from_sources([doc], default_profile())
     assert reg.kind_of("api.vendor.example") == "domain"
     assert reg.resolve("127.0.0.1") is None, "an address is no entity"
-    hops = [(r.source, r.target) for r in derive.config_relations(doc, reg)]
+    hops = [(r.source, r.target) for r in derive_relations.config_relations(doc, reg)]
     assert ("web", "api.vendor.example") in hops
 
 
@@ -91,7 +91,7 @@ def test_the_url_a_log_line_calls_is_a_domain_and_the_line_states_the_hop_to_it(
     """deciding.md §1: `call https://h/… failed` names the host the writer depends on, as a config
     value would; a URL the line merely mentions (no relation phrase before it) makes no entity."""
     from state.sources import SourceEntry
-    from tools import derive
+    from tools import derive_relations
     from tools.corpus import ParseContext, load_source
     from tools.profile import default_profile
 
@@ -106,7 +106,7 @@ def test_the_url_a_log_line_calls_is_a_domain_and_the_line_states_the_hop_to_it(
     assert reg.kind_of("pay.partner.example") == "domain"
     assert reg.resolve("wiki.example.org") is None, "a link in a message is no dependency"
     assert reg.resolve("10.0.0.7") is None, "an address is no entity"
-    hops = [(r.source, r.target) for r in derive.log_relations(doc, reg, default_profile())]
+    hops = [(r.source, r.target) for r in derive_relations.log_relations(doc, reg, default_profile())]
     assert hops == [("billing", "pay.partner.example")]
 
 

@@ -435,7 +435,7 @@ def test_a_killed_worker_not_yet_reaped_counts_as_gone():
     import sys
     import time
 
-    from tools.index import pid_alive
+    from tools.builds import pid_alive
 
     p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:

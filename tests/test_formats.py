@@ -22,7 +22,7 @@ from rulesworld import case as rules_case
 from state.errors import CaseError
 from state.facts import PlacementFact, RelationFact, SignalFact
 from state.sources import MetricMeta, ServiceConfig, SourceEntry
-from tools import derive
+from tools import derive, derive_relations, derive_signals
 from tools.corpus import ParseContext, SourceDoc, load_source
 from tools.entities import EntityExtractor
 from tools.formats import changes, configs, k8s, logs, metrics, traces
@@ -431,7 +431,7 @@ def test_a_plain_line_names_its_writer_right_after_the_level(tmp_path):
     doc = load(tmp_path, "logs/app.log", PLAIN, "log", service="edge", environment="prod")
     reg = registry(edge="service", order_service="service", inventory_service="service")
     assert {derive.writer_of(doc, e, reg) for e in doc.events} == {"order-service"}
-    rel = derive.log_relations(doc, reg, P)
+    rel = derive_relations.log_relations(doc, reg, P)
     assert [(r.source, r.target) for r in rel] == [("order-service", "inventory-service")]
     assert rel[0].at.quote == doc.text[rel[0].at.start:rel[0].at.end] == lines_of(PLAIN)[1]
 
@@ -599,7 +599,7 @@ def test_spans_give_service_to_service_calls_across_parents_peer_service_and_dat
     otlp = load(tmp_path, "traces/checkout.otlp.jsonl", OTLP_FRONTEND + "\n" + OTLP_CHECKOUT + "\n", "trace",
                 environment="prod")
     reg = registry(frontend="service", checkout="service", payments="service", orders="database")
-    rels = derive.trace_relations(otlp, reg, P)
+    rels = derive_relations.trace_relations(otlp, reg, P)
     assert {(r.source, r.target) for r in rels} == {("frontend", "checkout"), ("checkout", "orders"),
                                                     ("checkout", "payments")}
     assert all(r.relation == "calls" and r.environment == "prod" for r in rels)
@@ -608,7 +608,7 @@ def test_spans_give_service_to_service_calls_across_parents_peer_service_and_dat
 
     jaeger = load(tmp_path, "traces/cart.json", JAEGER, "trace", environment="prod")
     reg = registry(web="service", pricing="service", pricing_db="database")
-    rels = derive.trace_relations(jaeger, reg, P)
+    rels = derive_relations.trace_relations(jaeger, reg, P)
     assert {(r.source, r.target) for r in rels} == {("web", "pricing"), ("pricing", "pricing-db")}
     assert {r.via for r in rels} <= {"trace child span", "span attribute peer.service", "span attribute db.instance"}
 
@@ -624,7 +624,7 @@ def test_spans_give_a_services_per_minute_p95_duration_and_error_share(tmp_path)
                 end=t0 + timedelta(minutes=20))
     dense = P.model_copy(update={"anomaly": P.anomaly.model_copy(update={"min_bucket_spans": 2})})
     two_minutes = Range(baseline_from=t0, search_from=t0, end=t0 + timedelta(minutes=2))
-    facts = derive.trace_facts(doc, "checkout", reg, dense, two_minutes)
+    facts = derive_signals.trace_facts(doc, "checkout", reg, dense, two_minutes)
     sig = {f.name: f for f in facts if isinstance(f, SignalFact)}
     assert sig["span p95 duration"].points == ((t0, 120.0), (t0 + timedelta(minutes=1), 300.0))
     assert sig["span p95 duration"].unit == "ms" and sig["span p95 duration"].role == "latency"
@@ -632,7 +632,7 @@ def test_spans_give_a_services_per_minute_p95_duration_and_error_share(tmp_path)
 
     # five spans in fifty minutes are too few for per-minute buckets: the buckets widen, so no
     # onset is dated more precisely than the sampling allows
-    facts = derive.trace_facts(doc, "checkout", reg, P, rng)
+    facts = derive_signals.trace_facts(doc, "checkout", reg, P, rng)
     sig = {f.name: f for f in facts if isinstance(f, SignalFact)}
     assert len(sig["span p95 duration"].points) == 1
 
@@ -772,7 +772,7 @@ def test_a_pod_name_resolves_to_its_deployments_workload_only_when_it_has_the_ha
 def test_pod_placements_resolve_pods_to_workloads_that_run_on_nodes(tmp_path):
     doc = load(tmp_path, "k8s/pods-wide.txt", PODS_WIDE, "kubernetes", environment="prod")
     reg = registry(web="service", orders_db="database")
-    facts = derive.placement_facts(doc, reg)
+    facts = derive_relations.placement_facts(doc, reg)
     placed = [(f.workload, f.node, f.pod) for f in facts if isinstance(f, PlacementFact)]
     assert placed == [("web", "node-7", "web-7f6d4c8b95-h8zkt")]
     (rel,) = [f for f in facts if isinstance(f, RelationFact)]
@@ -1489,7 +1489,7 @@ def test_a_yaml_config_flattens_to_dotted_keys_with_the_offsets_of_each_setting(
 def test_config_values_naming_other_entities_and_component_prefixes_are_relations(tmp_path):
     doc = load(tmp_path, "config/application.yaml", SPRING_YAML, "config", service="orders", environment="prod")
     reg = EntityExtractor({"orders": "service", "orders-db": "database", "kafka": "queue", "pay-client": "component"})
-    rels = derive.config_relations(doc, reg)
+    rels = derive_relations.config_relations(doc, reg)
     assert {(r.source, r.target, r.relation) for r in rels} == {
         ("orders", "orders-db", "configured"), ("orders", "kafka", "configured"), ("orders", "pay-client", "uses")}
     for r in rels:
@@ -1649,6 +1649,6 @@ def test_bad_lines_that_blame_an_unnamed_upstream_are_counted_as_such(tmp_path):
               f"error: upstream dependency unavailable" for s in range(0, 600, 20)]
     doc = load(tmp_path, "logs/api.log", "\n".join(sorted(lines)), "log", environment="prod")
     rng = Range(baseline_from=t0, search_from=t0 + timedelta(minutes=25), end=t0 + timedelta(minutes=45))
-    facts = derive.log_facts(doc, "api", registry(api="service"), P, rng)
+    facts = derive_signals.log_facts(doc, "api", registry(api="service"), P, rng)
     up = [f for f in facts if isinstance(f, MentionFact) and f.name == UPSTREAM]
     assert up and up[0].anomalous

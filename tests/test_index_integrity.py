@@ -19,7 +19,8 @@ from investigator.config import Settings
 from investigator.runtime import Investigator
 from state.errors import IndexMissing
 from state.expected import load_expected
-from tools.index import build_lock, index_fingerprint, last_build
+from tools.builds import build_lock
+from tools.index import index_fingerprint, last_build
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "cases" / "ALR-20260429-017"

@@ -151,3 +151,36 @@ def test_the_rule_book_keeps_its_modules_and_classes_small():
             if isinstance(node, ast.ClassDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 assert size <= 200, f"{path.name}: class {node.name} is {size} lines"
+
+
+MODULE_LINES = 450
+CLASS_LINES = 200
+KNOWN_LARGE_CLASSES = {"tools/entities.py::EntityExtractor": 253}
+"""Classes over the limit when the limit came (issue 20), at their size then: they may shrink, never grow.
+A class that gets under the limit leaves this list."""
+
+
+def test_no_module_over_450_lines_and_no_class_over_200():
+    too_big: list[str] = []
+    for layer in LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            text = path.read_text()
+            if (n := len(text.splitlines())) > MODULE_LINES:
+                too_big.append(f"{rel}: {n} lines (at most {MODULE_LINES})")
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ClassDef):
+                    size = (node.end_lineno or node.lineno) - node.lineno + 1
+                    allowed = KNOWN_LARGE_CLASSES.get(f"{rel}::{node.name}", CLASS_LINES)
+                    if size > allowed:
+                        too_big.append(f"{rel}: class {node.name} is {size} lines (at most {allowed})")
+    assert not too_big, "split by meaning:\n" + "\n".join(too_big)
+
+
+def test_the_known_large_classes_are_still_there_and_still_over_the_limit():
+    """So the list of exceptions only shrinks: a class split (or renamed) leaves it."""
+    for key in KNOWN_LARGE_CLASSES:
+        rel, name = key.split("::")
+        sizes = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(ast.parse((ROOT / rel).read_text()))
+                 if isinstance(n, ast.ClassDef) and n.name == name]
+        assert sizes and max(sizes) > CLASS_LINES, f"{key} is no longer over {CLASS_LINES} lines: remove it from the list"

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tools.detect import detect
-from tools.formats import catalogs, ledgers
+from tools.formats import catalogs, controlplane, ledgers
 
 UTC = timezone.utc
 
@@ -137,7 +137,7 @@ ECS = json.dumps({"services": [{"serviceName": "checkout-prod", "deployments": [
 
 
 def test_ecs_describe_services_gives_each_deployment():
-    (c,), _ = ledgers.parse_ecs(ECS, "*", "prod")
+    (c,), _ = controlplane.parse_ecs(ECS, "*", "prod")
     assert (c.id, c.type, c.service, c.version_to) == ("1234567890", "deployment", "checkout", "83")
     assert c.completed_at is not None and c.completed_at > c.started_at
     assert detect(Path("ecs.json"), ECS) == ("change", "ecs")
@@ -153,7 +153,7 @@ CLOUDTRAIL = json.dumps({"Records": [
 
 
 def test_cloudtrail_keeps_calls_that_change_something():
-    (c,), _ = ledgers.parse_cloudtrail(CLOUDTRAIL, "web", "prod")
+    (c,), _ = controlplane.parse_cloudtrail(CLOUDTRAIL, "web", "prod")
     assert c.id == "cloudtrail-ModifyListener-2026-04-29T100239Z" and c.type == "certificate"
     assert c.target == "web-lb" and [(x.key, x.from_, x.to) for x in c.config_changes] == [("sslPolicy", "P1", "P2")]
     assert detect(Path("trail.json"), CLOUDTRAIL) == ("change", "cloudtrail")
@@ -167,7 +167,7 @@ ROUTE53 = json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", 
 
 
 def test_a_route53_change_is_a_dns_change_of_the_record_name():
-    (c,), _ = ledgers.parse_route53(ROUTE53, "*", "prod")
+    (c,), _ = controlplane.parse_route53(ROUTE53, "*", "prod")
     assert (c.id, c.type, c.service, c.target) == ("C0ABC", "dns", "payments", "payments.internal.example")
     assert detect(Path("r53.json"), ROUTE53) == ("change", "route53")
 
@@ -182,7 +182,7 @@ CERTS = json.dumps({"apiVersion": "v1", "items": [
 
 
 def test_cert_manager_requests_are_certificate_changes_of_the_named_host():
-    (c,), _ = ledgers.parse_certificates(CERTS, "*", "prod")
+    (c,), _ = controlplane.parse_certificates(CERTS, "*", "prod")
     assert (c.id, c.type, c.service, c.target) == ("web-tls-3", "certificate", "web", "web.prod.example")
     assert detect(Path("certs.json"), CERTS) == ("change", "certificates")
 

@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from state.sources import SourceEntry
-from tools import derive
+from tools import derive, derive_signals
 from tools.corpus import ParseContext, load_source
 from tools.entities import EntityExtractor
 from tools.profile import default_profile
@@ -79,7 +79,7 @@ def test_a_load_series_that_starts_late_in_an_export_covering_the_baseline_rose_
         ({"__name__": "container_cpu_usage_cores", "pod": "new-5d8c7b9f4d-b7k2m"}, _minutes(-4, 20, 7.0)),
     ], service="node-7")
     late = doc.series[1]
-    sig = derive.series_facts(doc, late, "new", P, RANGE)
+    sig = derive_signals.series_facts(doc, late, "new", P, RANGE)
     assert sig.anomalous and sig.direction == "up" and sig.role == "saturation"
     assert "taken as 0" in sig.note
     assert sig.at is not None and doc.text[sig.at.start:sig.at.end].startswith("[")
@@ -90,5 +90,5 @@ def test_a_latency_series_that_starts_late_stays_undecidable(tmp_path):
         ({"__name__": "http_p95_ms", "route": "/a"}, _minutes(-30, 20, 100.0)),
         ({"__name__": "http_p95_ms", "route": "/b"}, _minutes(-4, 20, 900.0)),
     ], service="web")
-    sig = derive.series_facts(doc, doc.series[1], "web", P, RANGE)
+    sig = derive_signals.series_facts(doc, doc.series[1], "web", P, RANGE)
     assert not sig.decidable and not sig.anomalous

@@ -9,7 +9,7 @@ import pytest
 from graphs.rulebook.applicability import version_matches
 from state.sources import SourceEntry
 from tools.corpus import load_source
-from tools.derive import prose_facts
+from tools.derive_relations import prose_facts
 from tools.entities import EntityExtractor
 from tools.profile import default_profile, load_profile
 

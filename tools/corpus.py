@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from state import Frozen, content_hash
-from state.case import parse_yaml, read_text_file, read_yaml, validation_to_case_error
+from state.casefiles import parse_yaml, read_text_file, read_yaml, validation_to_case_error
 from state.errors import CaseError
 from state.limits import CASE_BYTES, SOURCE_BYTES, YAML_BYTES
 from state.profile import Profile

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from state.case import read_yaml, validation_to_case_error
+from state.casefiles import read_yaml, validation_to_case_error
 from state.errors import CaseError
 from state.limits import SOURCES
 from state.sources import Manifest

@@ -42,7 +42,10 @@ def _ms(v: float) -> str:
     return str(int(round(v)))
 
 
-class _Gen:
+class _Background:
+    """One entity's ordinary lines: startup, requests, stats, health, a rare benign warning, and the
+    lines that state whom it calls (a relation phrase or field), before any anomaly."""
+
     def __init__(self, sc: Scenario, plan: Plan, spec: LogSpec) -> None:
         self.sc, self.plan, self.spec = sc, plan, spec
         self.r = sc.rng
@@ -149,7 +152,11 @@ class _Gen:
                               "certificate for the admin endpoint expires in 29 days",
                               "retrying metrics push after a short delay"])
 
-    # -- the anomaly -------------------------------------------------------------------------
+
+class _Gen(_Background):
+    """One entity's log: its ordinary lines, the anomaly's burst (its own failures and what it blames
+    downstream), and stack traces under some errors."""
+
     def burst(self) -> list[Ev]:
         sc, r, b, x = self.sc, self.r, self.b, self.x
         if b.onset is None or (b.lat_delta == 0 and b.err_delta == 0 and self.ents[x].kind != "domain"):

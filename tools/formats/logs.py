@@ -80,6 +80,15 @@ def parse_time(value: Any, default_tz: timezone | None) -> datetime | None:
     return parse_iso(m, default_tz) if m else None
 
 
+def time_field(value: Any, tz: timezone | None) -> datetime | None:
+    """A record's time field: a datetime as YAML parsed it (without a zone: read in `tz`, else UTC), or
+    what `parse_time` reads in `tz` (else UTC)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=tz or timezone.utc)
+    got = parse_time(value, tz or timezone.utc)
+    return got
+
+
 def _flat(obj: Any, prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     if isinstance(obj, dict):

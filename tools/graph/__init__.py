@@ -6,7 +6,7 @@ deterministic extractive writer. See NOTES.md.
 
 Two layers:
 
-* the product tool (``casegraph``, ``walk``, ``community``):
+* the product tool (``casegraph``, ``walk``, ``bridges``, ``community``):
   ``build_case_graph``, ``graph_fingerprint``, ``graph_is_fresh``, ``readerships`` and
   ``GraphRetrieval`` (the ``graph`` retrieval tool);
 * the graphrag wrapper (``builder``, ``tables``, ``_extract``, ``_models``):
@@ -39,7 +39,7 @@ _EXPORTS = {
     "graph_is_fresh": "casegraph",
     "readerships": "casegraph",
     "GraphRetrieval": "walk",
-    "GraphBridge": "walk",
+    "GraphBridge": "bridges",
     "CommunityContext": "community",
     "CommunityView": "community",
     # graphrag wrapper

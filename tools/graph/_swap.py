@@ -5,7 +5,7 @@ current ``out`` to ``.<name>.old-<pid>-<hex>``, the staging folder to ``out``, a
 the old one. A build killed before the swap leaves the previous folder in place; one killed
 between the two renames leaves no ``out`` (so no fresh graph: the next run rebuilds it).
 Either way the staging and old folders, which hold source text, are named after their
-process, so ``tools.index.remove_leftovers`` removes them once that process is gone.
+process, so ``tools.builds.remove_leftovers`` removes them once that process is gone.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from tools.index import crash_point
+from tools.builds import crash_point
 
 
 def staging_dir(out: Path) -> Path:

@@ -41,7 +41,7 @@ from graphrag.tokenizer.get_tokenizer import get_tokenizer
 from graphrag_llm.config import ModelConfig
 
 from state.progress import Progress, Ticker, silent
-from tools.index import crash_point
+from tools.builds import crash_point
 
 from ._extract import ANALYZER_KEY, FAST_WORKFLOWS, SUBJECT_KEY, UNTRACED, register_extract_workflow
 from ._tables import TABLE_TYPE, register_tables

@@ -36,7 +36,6 @@ the list when the walk reaches fewer than ``k`` candidates.
 from __future__ import annotations
 
 import json
-from collections import deque
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +43,6 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from state import Frozen
 from state.errors import IndexMissing
 from state.evidence import Hit
 from tools.access import AccessSnapshot
@@ -56,6 +54,7 @@ from tools.retrieval import SearchQuery
 from tools.sparse import CSR
 
 from .analyzer import EntityAnalyzer, canonical
+from .bridges import GraphBridge, bridge_entities
 from .casegraph import CASE_MANIFEST, read_manifest
 
 DAMPING = 0.85
@@ -68,28 +67,6 @@ corpus; measured on three public multi-hop sets, see NOTES.md)."""
 Ranking = Literal["ppr+dense", "ppr", "rrf"]
 TOL = 1e-5  # L1 change per sweep; the top 10 equalled a 1e-12 solve on all MuSiQue questions even at 1e-4
 MAX_ITER = 200
-
-
-class BridgeHop(Frozen):
-    """One hop of a bridge path: two entities named together in readable chunks."""
-
-    source: str
-    target: str
-    chunk_ids: tuple[str, ...]
-    """Scope chunks whose text names both entities, best PageRank first."""
-    source_ids: tuple[str, ...]
-
-
-class GraphBridge(Frozen):
-    """An entity reached from the query's seeds, with the provenance of every hop."""
-
-    entity: str
-    kind: str
-    hops: int
-    score: float
-    """Its personalized PageRank score for this query."""
-    seed: str
-    path: tuple[BridgeHop, ...]
 
 
 class Scope:
@@ -127,6 +104,49 @@ class Scope:
             self._transition_key = damping
         return self._transition
 
+    def pagerank(self, seeds: list[int], damping: float) -> tuple[np.ndarray, np.ndarray]:
+        """Personalized PageRank on the bipartite scope graph: (chunk scores, entity scores).
+
+        ``seeds``: entity columns, each weighted 1 / (scope chunks naming it)."""
+        n_c, n_e = self.W.shape
+        if n_c == 0 or n_e == 0:
+            return np.zeros(n_c), np.zeros(n_e)
+        p = np.zeros(n_e)
+        for j in seeds:
+            p[j] = 1.0 / self.support[j]
+        p /= p.sum()
+        a = damping
+        to_c, to_e, dangling = self.transition(a)
+        # Block Gauss-Seidel on the bipartite fixed point x = aPx + (a * dangling mass + 1 - a) p:
+        # chunks from the current entities, then entities from those new chunks. Same fixed
+        # point as the power iteration, in about half the sweeps (the error shrinks by a^2).
+        p = p.astype(np.float32)
+        xe = p.copy()
+        xc = to_c @ xe
+        for _ in range(MAX_ITER):
+            xe_new = to_e @ xc + (a * xc[dangling].sum() + 1.0 - a) * p
+            xc_new = to_c @ xe_new
+            err = np.abs(xe_new - xe).sum() + np.abs(xc_new - xc).sum()
+            xe, xc = xe_new, xc_new
+            if err < TOL:
+                break
+        return xc.astype(np.float64), xe.astype(np.float64)
+
+    def as_networkx(self, ids: list[str], source_ids: Any, entity_titles: list[str]) -> nx.Graph:
+        """This walk graph as networkx (the matrices PageRank runs on), named by chunk id and entity.
+
+        Nodes ``("chunk", chunk_id)`` with ``source_id``, and ``("entity", name)``;
+        edges carry ``weight`` and ``mention`` (0 for a subject edge)."""
+        g = nx.Graph()
+        for r in self.rows.tolist():
+            g.add_node(("chunk", ids[r]), source_id=str(source_ids[r]))
+        g.add_nodes_from(("entity", entity_titles[e]) for e in self.ents.tolist())
+        W, M = self.W, self.M
+        for i, j, w in zip(W.row_ids().tolist(), W.indices.tolist(), W.data.tolist(), strict=True):
+            g.add_edge(("chunk", ids[self.rows[i]]), ("entity", entity_titles[self.ents[j]]),
+                       weight=w, mention=M.get(i, j))
+        return g
+
 
 def _biadjacency(g: nx.Graph, rows: list[Any], cols: list[Any], attr: str) -> CSR:
     """The ``rows`` x ``cols`` matrix of edge attribute ``attr`` (1 when an edge lacks it), float64.
@@ -138,6 +158,23 @@ def _biadjacency(g: nx.Graph, rows: list[Any], cols: list[Any], attr: str) -> CS
                 if u in row_of and v in col_of]
     r, c, w = zip(*triplets, strict=True) if triplets else ((), (), ())
     return CSR.from_coo(np.array(w, dtype=np.float64), r, c, (len(rows), len(cols)))
+
+
+def _fallback(bm25: BM25, query: SearchQuery, candidates: np.ndarray, dense: np.ndarray, taken: set[int],
+              k: int) -> list[tuple[int, float, str]]:
+    """The basic tool's ranking (dense + BM25, reciprocal rank) over the candidates not yet taken."""
+    allowed = candidates.copy()
+    allowed[list(taken)] = False
+    rows = np.flatnonzero(allowed)
+    if rows.size == 0 or k <= 0:
+        return []
+    depth = max(k * 4, 20)
+    rankings = {"dense": [int(rows[i]) for i in top_k(dense[rows], depth)]}
+    lex = bm25.scores(query.text)[rows]
+    lexical = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
+    if lexical:
+        rankings["lexical"] = lexical
+    return [(r, s, "fallback") for r, s, _ch in rrf(rankings)[:k]]
 
 
 class GraphRetrieval:
@@ -265,21 +302,8 @@ class GraphRetrieval:
         return scope
 
     def walk_graph(self, query: SearchQuery, access: AccessSnapshot) -> nx.Graph:
-        """The query's walk graph as networkx (the matrices ``search`` runs PageRank on).
-
-        Nodes ``("chunk", chunk_id)`` with ``source_id``, and ``("entity", name)``;
-        edges carry ``weight`` and ``mention`` (0 for a subject edge). For inspection.
-        """
-        scope = self._scope(query, access)
-        g = nx.Graph()
-        for r in scope.rows.tolist():
-            g.add_node(("chunk", self.table.ids[r]), source_id=str(self.table.source_ids[r]))
-        g.add_nodes_from(("entity", self.entity_titles[e]) for e in scope.ents.tolist())
-        W, M = scope.W, scope.M
-        for i, j, w in zip(W.row_ids().tolist(), W.indices.tolist(), W.data.tolist(), strict=True):
-            g.add_edge(("chunk", self.table.ids[scope.rows[i]]), ("entity", self.entity_titles[scope.ents[j]]),
-                       weight=w, mention=M.get(i, j))
-        return g
+        """The query's walk graph as networkx (``Scope.as_networkx``), for inspection."""
+        return self._scope(query, access).as_networkx(self.table.ids, self.table.source_ids, self.entity_titles)
 
     def seeds(self, query: SearchQuery, scope: Scope) -> list[str]:
         """The query's entities that are nodes of its walk graph, in order."""
@@ -288,30 +312,7 @@ class GraphRetrieval:
 
     def _ppr(self, scope: Scope, seeds: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Personalized PageRank on the bipartite scope graph: (chunk scores, entity scores)."""
-        n_c, n_e = scope.W.shape
-        if n_c == 0 or n_e == 0:
-            return np.zeros(n_c), np.zeros(n_e)
-        p = np.zeros(n_e)
-        for s in seeds:
-            j = scope.col(self.entity_index[s])
-            p[j] = 1.0 / scope.support[j]
-        p /= p.sum()
-        a = self.damping
-        to_c, to_e, dangling = scope.transition(a)
-        # Block Gauss-Seidel on the bipartite fixed point x = aPx + (a * dangling mass + 1 - a) p:
-        # chunks from the current entities, then entities from those new chunks. Same fixed
-        # point as the power iteration, in about half the sweeps (the error shrinks by a^2).
-        p = p.astype(np.float32)
-        xe = p.copy()
-        xc = to_c @ xe
-        for _ in range(MAX_ITER):
-            xe_new = to_e @ xc + (a * xc[dangling].sum() + 1.0 - a) * p
-            xc_new = to_c @ xe_new
-            err = np.abs(xe_new - xe).sum() + np.abs(xc_new - xc).sum()
-            xe, xc = xe_new, xc_new
-            if err < TOL:
-                break
-        return xc.astype(np.float64), xe.astype(np.float64)
+        return scope.pagerank([scope.col(self.entity_index[x]) for x in seeds], self.damping)
 
     # ------------------------------------------------------------------ search
     def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
@@ -342,24 +343,8 @@ class GraphRetrieval:
             order = np.lexsort((rows, -dense[rows], -final))[: query.k]
             ranked = [(int(rows[i]), float(final[i]), "ppr") for i in order]
         if len(ranked) < query.k:
-            ranked += self._fallback(query, candidates, dense, {r for r, _, _ in ranked}, query.k - len(ranked))
+            ranked += _fallback(self.bm25, query, candidates, dense, {r for r, _, _ in ranked}, query.k - len(ranked))
         return [self._hit(r, s, rank, ch) for rank, (r, s, ch) in enumerate(ranked, start=1)]
-
-    def _fallback(self, query: SearchQuery, candidates: np.ndarray, dense: np.ndarray, taken: set[int],
-                  k: int) -> list[tuple[int, float, str]]:
-        """The basic tool's ranking (dense + BM25, reciprocal rank) over the candidates not yet taken."""
-        allowed = candidates.copy()
-        allowed[list(taken)] = False
-        rows = np.flatnonzero(allowed)
-        if rows.size == 0 or k <= 0:
-            return []
-        depth = max(k * 4, 20)
-        rankings = {"dense": [int(rows[i]) for i in top_k(dense[rows], depth)]}
-        lex = self.bm25.scores(query.text)[rows]
-        lexical = [int(rows[i]) for i in top_k(lex, depth) if lex[i] > 0]
-        if lexical:
-            rankings["lexical"] = lexical
-        return [(r, s, "fallback") for r, s, _ch in rrf(rankings)[:k]]
 
     def _hit(self, i: int, score: float, rank: int, channel: str) -> Hit:
         t = self.table
@@ -370,60 +355,8 @@ class GraphRetrieval:
     # ------------------------------------------------------------------ bridges
     def bridge_entities(self, query: SearchQuery, access: AccessSnapshot, max_hops: int = 3,
                         limit: int | None = 50, chunks_per_hop: int = 20) -> list[GraphBridge]:
-        """Entities reached from the seeds through chunks that name two entities together.
-
-        Breadth-first over the scope's mention edges (subject edges are metadata, not
-        text, so they never make a hop); the predecessor of an entity is the
-        best-scored entity of the previous hop that shares a chunk with it. Every hop
-        lists the scope chunks (and sources) that name both its ends, so it can be read
-        back. Best first: fewer hops, then PageRank score, then name; at most ``limit``
-        bridges and ``chunks_per_hop`` chunks per hop (best PageRank first).
-        """
-        scope = self._scope(query, access)
-        seeds = self.seeds(query, scope)
-        if not seeds:
-            return []
-        xc, xe = self._ppr(scope, seeds)
-        ents_of = scope.M.row_lists()  # scope chunk -> entity columns it names
-        chunks_of = scope.M.T.row_lists()  # entity column -> scope chunks naming it
-        names = [self.entity_titles[e] for e in scope.ents]
-        better = lambda j: (-xe[j], names[j])  # noqa: E731
-        hops = {scope.col(self.entity_index[s]): 0 for s in seeds}
-        origin = {j: j for j in hops}
-        prev: dict[int, int] = {}
-        frontier = deque(hops)
-        while frontier:
-            j = frontier.popleft()
-            if hops[j] >= max_hops:
-                continue
-            neigh = {k for c in chunks_of[j] for k in ents_of[c]} - hops.keys()
-            for k in sorted(neigh, key=better):
-                hops[k] = hops[j] + 1
-                frontier.append(k)
-        for k in sorted(hops, key=lambda k: hops[k]):  # predecessors: best entity one hop closer
-            if hops[k] > 0:
-                closer = {j for c in chunks_of[k] for j in ents_of[c] if hops.get(j) == hops[k] - 1}
-                prev[k] = min(closer, key=better)
-                origin[k] = origin[prev[k]]
-        reached = sorted((k for k, h in hops.items() if h > 0),
-                         key=lambda k: (hops[k], -round(float(xe[k]), 8), names[k]))
-        out: list[GraphBridge] = []
-        for k in reached if limit is None else reached[:limit]:
-            h = hops[k]
-            path: list[BridgeHop] = []
-            cur = k
-            while hops[cur] > 0:
-                p = prev[cur]
-                both = set(chunks_of[p]) & set(chunks_of[cur])
-                best = sorted(both, key=lambda c: (-xc[c], self.table.ids[scope.rows[c]]))[:chunks_per_hop]
-                rows = [int(scope.rows[c]) for c in best]
-                path.append(BridgeHop(
-                    source=names[p], target=names[cur], chunk_ids=tuple(self.table.ids[r] for r in rows),
-                    source_ids=tuple(dict.fromkeys(str(self.table.source_ids[r]) for r in rows))))
-                cur = p
-            out.append(GraphBridge(entity=names[k], kind=self.extractor.kind_of(names[k]), hops=h,
-                                   score=round(float(xe[k]), 8), seed=names[origin[k]], path=tuple(reversed(path))))
-        return out
+        """Entities reached from the seeds through chunks that name two entities together (``bridges.py``)."""
+        return bridge_entities(self, query, access, max_hops, limit, chunks_per_hop)
 
     # ------------------------------------------------------------------ communities
     def community_context(self, query: SearchQuery, access: AccessSnapshot, **kwargs: Any):  # noqa: ANN201
