@@ -160,16 +160,7 @@ class EntityExtractor:
         if variants:
             aliases = {**variants, **aliases}
             reg = cls(kinds, aliases, keys, flags, pods, suffixes)
-        # the host of a URL in a config value is a domain (deciding.md §1) when no known name,
-        # alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example
-        for doc in docs:
-            for st in doc.settings:
-                targets += [h for part in _value_parts(st.value) if (h := _url_domain(part))]
-        # so is the URL a log line calls: `call https://api.vendor.example/v2 failed` names the host
-        # the writer depends on, as a config value pointing at it would (deciding.md §1)
-        if profile is not None:
-            for doc in docs:
-                targets.extend(_called_hosts(doc, profile.relation_phrase_re))
+        targets += _url_hosts(docs, profile)
         # a change target is a new entity (a domain) only when no known name or alias covers it
         extra = {t: ("domain" if "." in t else "service") for t in dict.fromkeys(targets) if reg.resolve(t) is None}
         if extra:
@@ -344,6 +335,21 @@ def abbreviated_variants(reg: EntityExtractor, docs: Iterable[SourceDoc]) -> dic
     folds = alias_map({**dict.fromkeys(unknown, "name"), **dict.fromkeys(known, "title")}, titles=known)
     return {unknown[v]: known[c] for v, c in folds.items()
             if v in unknown and c in known and len(v.split()) == len(c.split())}
+
+
+def _url_hosts(docs: Iterable[SourceDoc], profile: Profile | None) -> list[str]:
+    """Hosts that URLs name. The host of a URL in a config value is a domain (deciding.md §1) when no
+    known name, alias or host suffix covers it: `https://api.vendor.example/v2` names api.vendor.example.
+    So is the URL a log line calls: `call https://api.vendor.example/v2 failed` names the host the
+    writer depends on, as a config value pointing at it would (deciding.md §1)."""
+    out: list[str] = []
+    for doc in docs:
+        for st in doc.settings:
+            out += [h for part in _value_parts(st.value) if (h := _url_domain(part))]
+    if profile is not None:
+        for doc in docs:
+            out.extend(_called_hosts(doc, profile.relation_phrase_re))
+    return out
 
 
 def _url_domain(value: str) -> str | None:
