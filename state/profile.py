@@ -95,6 +95,19 @@ class Profile(Frozen):
     upstream_phrases: tuple[str, ...] = ()
     """Phrases by which an error line blames something below it without naming it ("upstream
     dependency unavailable", "bad gateway"): such lines do not say the failure is internal."""
+    front_phrases: tuple[str, ...] = ()
+    """Sentences that say one name stands in front of an entity (`{a} is {b}'s VIP`, `{a} resolves to
+    {b}`): regular expressions with `{a}` first and `{b}` once; such a sentence states a → b."""
+
+    @field_validator("front_phrases")
+    @classmethod
+    def _fronts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for i, p in enumerate(value):
+            if not p.startswith("{a}") or p.count("{b}") != 1 or p.count("{a}") != 1:
+                raise ValueError(f"front_phrases.{i}: a pattern that starts with {{a}} and holds {{b}} once")
+            for part in p[3:].split("{b}"):
+                _compiles(part, f"front_phrases.{i}")
+        return value
 
     @field_validator("version_patterns")
     @classmethod
@@ -153,6 +166,18 @@ class Profile(Frozen):
     @cached_property
     def relation_phrase_re(self) -> re.Pattern[str]:
         return phrase_pattern(self.relation_phrases)
+
+    @cached_property
+    def front_templates(self) -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
+        """(between, after) per front phrase: what stands between the two names, what follows the second
+        (names may be quoted or written as code)."""
+        q = r"[`'\"*]*"
+        out = []
+        for p in self.front_phrases:
+            mid, tail = p[3:].split("{b}")
+            out.append((re.compile(rf"{q}\s*{mid.strip()}\s*{q}", re.IGNORECASE),
+                        re.compile(rf"{q}{tail}", re.IGNORECASE)))
+        return tuple(out)
 
     @cached_property
     def upstream_phrase_re(self) -> re.Pattern[str]:

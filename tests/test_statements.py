@@ -106,3 +106,27 @@ def test_a_page_opened_by_a_search_is_read_whole_for_what_it_says_changed(tmp_pa
     assert page_statements(doc, 0, len(doc.text), reg, default_profile()) == [], "a hit that covers the page"
     again = page_statements(doc, at, at + len(first), reg, default_profile(), known=frozenset({"db_pool_size"}))
     assert again == [], "a key the hit already states is not cited again from elsewhere on the page"
+
+
+@pytest.mark.parametrize("sentence", [
+    "`pay.vip.internal` is payments-gw's VIP, not orders-db.",
+    "pay.vip.internal is the load balancer for payments-gw.",
+    "pay.vip.internal resolves to payments-gw.",
+    "pay.vip.internal は payments-gw の VIP です。",
+])
+def test_a_sentence_that_puts_a_name_in_front_of_an_entity_states_that_hop(tmp_path, sentence):
+    """An address the callers' config names, said in prose to stand in front of an entity (a VIP, a load
+    balancer, a DNS name), leads on to that entity (profile `front_phrases`)."""
+    (tmp_path / "doc.md").write_text(FRONT + sentence + "\n")
+    doc = load_source(tmp_path, SourceEntry(id="d", path="doc.md", kind="doc", groups=("ops",)))
+    reg = EntityExtractor({"pay.vip.internal": "domain", "payments-gw": "service", "orders-db": "database"})
+    rels = [(f.source, f.target) for f in prose_facts(doc, doc.body_start, len(doc.text), reg, default_profile())
+            if f.kind == "relation"]
+    assert rels == [("pay.vip.internal", "payments-gw")]
+
+
+def test_a_name_merely_beside_another_is_not_in_front_of_it(tmp_path):
+    (tmp_path / "doc.md").write_text(FRONT + "pay.vip.internal and payments-gw were both patched.\n")
+    doc = load_source(tmp_path, SourceEntry(id="d", path="doc.md", kind="doc", groups=("ops",)))
+    reg = EntityExtractor({"pay.vip.internal": "domain", "payments-gw": "service"})
+    assert not [f for f in prose_facts(doc, doc.body_start, len(doc.text), reg, default_profile()) if f.kind == "relation"]

@@ -182,6 +182,20 @@ def sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in (yamlio.trim(text, a, b) for a, b in out) if e > s]
 
 
+def _fronted(sent: str, s: int, ents: list, profile: Profile) -> list[tuple[str, str]]:
+    """(a, b) where the sentence says name a stands in front of b (`a is b's VIP`, profile `front_phrases`):
+    a's calls reach b, as a load balancer's do."""
+    out = []
+    for i, x in enumerate(ents):
+        for y in ents[i + 1:]:
+            if x.name == y.name or y.start < x.end:
+                continue
+            between, after = sent[x.end - s:y.start - s], sent[y.end - s:]
+            if any(m.fullmatch(between) and t.match(after) for m, t in profile.front_templates):
+                out.append((x.name, y.name))
+    return out
+
+
 def prose_facts(doc: SourceDoc, start: int, end: int, reg: Registry, profile: Profile) -> list:
     """Statements in a prose span: relations stated in one sentence, changes of keys, injected instructions."""
     out: list = []
@@ -202,6 +216,11 @@ def prose_facts(doc: SourceDoc, start: int, end: int, reg: Registry, profile: Pr
                                                                     env, span(doc, s, e))):
                     seen_rel.add((a, b))
                     out.append(r)
+        for a, b in _fronted(sent, s, ents, profile):
+            if (a, b) not in seen_rel and (r := _rel(a, b, "stated", "sentence: a name in front of it", env,
+                                                     span(doc, s, e))):
+                seen_rel.add((a, b))
+                out.append(r)
         keys = [m for m in ments if m.kind == "config_key"]
         change = profile.change_phrase_re.search(sent)
         if keys and change:
