@@ -15,7 +15,9 @@ and tree, even where `PYTHONDONTWRITEBYTECODE` is set.
 
 `--run` is a finished run (its `grant` is refused from the run's row alone); `--paused`, a run
 awaiting permission whose principal holds `sre-oncall`, times `grant` refused after the case,
-the manifest and the tombstones are read (nothing is written either way).
+the manifest and the tombstones are read (nothing is written either way). `--grant-group G`
+also times the grant that writes (G is a group the paused run waits for): each of those
+processes gets its own copy of the workspace, made before its clock starts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,13 +37,22 @@ HERE = Path(__file__).resolve().parent.parent
 
 
 def once(tree: Path, argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system) and exit code of one fresh process."""
+    """Wall seconds, CPU seconds (user + system) and exit code of one fresh process.
+
+    A `{home}` in argv is a fresh copy of the workspace `env["STARTUP_HOME"]`, made untimed."""
+    copy = None
+    if "{home}" in argv:
+        copy = tempfile.mkdtemp(prefix="startup-home-")
+        shutil.copytree(env["STARTUP_HOME"], copy, dirs_exist_ok=True)
+        argv = [copy if a == "{home}" else a for a in argv]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     rc = subprocess.run([sys.executable, "-m", "investigator.cli", *argv], cwd=tree, capture_output=True,
                         env={**env, "PYTHONPATH": str(tree)}).returncode
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if copy:
+        shutil.rmtree(copy, ignore_errors=True)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, rc
 
 
@@ -64,6 +76,7 @@ def main() -> None:
     p.add_argument("--home", required=True, help="a workspace with at least one run")
     p.add_argument("--run", required=True, help="a finished run in that workspace")
     p.add_argument("--paused", help="a run awaiting permission in that workspace (default: grant of --run only)")
+    p.add_argument("--grant-group", help="a group --paused waits for: also time the grant that writes it")
     p.add_argument("--tree", action="append", help="source tree to time; twice to compare two (default: this one)")
     p.add_argument("--repeat", type=int, default=5, help="processes per command and tree")
     p.add_argument("--case", default=str(HERE / "cases" / "ALR-20260429-017"), help="the case `validate` checks")
@@ -76,6 +89,8 @@ def main() -> None:
                 ["history", args.run], ["grant", args.run, "--group", "sre-oncall"]]
     if args.paused:
         commands.append(["grant", args.paused, "--group", "sre-oncall"])
+    if args.paused and args.grant_group:
+        commands.append(["grant", args.paused, "--group", args.grant_group])
     commands.append(["validate", str(Path(args.case).resolve())])
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.repeat} runs each, median")
     for i, tree in enumerate(trees):
@@ -83,8 +98,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="startup-pyc-") as pyc:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = pyc
+        env["STARTUP_HOME"] = home
         for cmd in commands:
-            got = measure(trees, ["--home", home, *cmd], args.repeat, env)
+            writes = cmd[0] == "grant" and cmd[1] == args.paused and cmd[-1] == args.grant_group
+            got = measure(trees, ["--home", "{home}" if writes else home, *cmd], args.repeat, env)
             shown = " ".join(cmd).replace(str(Path(args.case).resolve()), Path(args.case).name)
             cells = "   ".join(f"wall {w:5.2f} s  cpu {c:5.2f} s  (exit {rc})" for w, c, rc in got)
             print(f"{shown:<34} {cells}")

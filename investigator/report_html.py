@@ -75,9 +75,9 @@ TEMPLATE = """<!doctype html><html lang='en'><head><meta charset='utf-8'><title>
 {%- endif %}
 {%- set d = drawings[ci] %}
 {%- if d %}
-<svg xmlns="http://www.w3.org/2000/svg" width="{{ d.width }}" height="{{ d.height }}" role="img" aria-label="bridge path">
+<svg xmlns="http://www.w3.org/2000/svg" width="{{ d.width }}" height="{{ d.height }}" viewBox="0 0 {{ d.width }} {{ d.height }}" style="max-width:100%;height:auto" role="img" aria-label="bridge path">
 {%- for n in d.nodes -%}
-<rect x="{{ n.x }}" y="10" width="{{ d.w }}" height="{{ d.h }}" rx="8" fill="#eef3fb" stroke="#3a6ea5"/><text x="{{ n.cx }}" y="{{ d.ty }}" text-anchor="middle" font-size="13">{{ n.name }}</text>
+<rect x="{{ n.x }}" y="10" width="{{ n.w }}" height="{{ d.h }}" rx="8" fill="#eef3fb" stroke="#3a6ea5"><title>{{ n.full }}</title></rect><text x="{{ n.cx }}" y="{{ d.ty }}" text-anchor="middle" font-size="13">{{ n.name }}</text>
 {%- if n.arrow %}<line x1="{{ n.arrow.x1 }}" y1="{{ d.my }}" x2="{{ n.arrow.x2 - 6 }}" y2="{{ d.my }}" stroke="#333"{% if n.arrow.dashed %} stroke-dasharray="5,4"{% endif %}/><polygon points="{{ n.arrow.x2 - 6 }},{{ d.my - 5 }} {{ n.arrow.x2 }},{{ d.my }} {{ n.arrow.x2 - 6 }},{{ d.my + 5 }}" fill="#333"/><text x="{{ n.arrow.cx }}" y="{{ d.h + 30 }}" text-anchor="middle" font-size="10">{{ n.arrow.label }}</text>{% endif %}
 {%- endfor -%}
 </svg>
@@ -149,6 +149,13 @@ TEMPLATE = """<!doctype html><html lang='en'><head><meta charset='utf-8'><title>
 """
 
 
+# The bridge drawing's boxes: the widest name drawn whole, the narrowest box, and the width one
+# character of the 13 px label takes (generous for system sans-serif: digits and lower case run 6.5-7.5).
+NAME_MAX = 40
+BOX_MIN = 150
+CHAR_PX = 7.6
+
+
 @cache
 def _template() -> Any:
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=False, lstrip_blocks=False)
@@ -156,21 +163,29 @@ def _template() -> Any:
 
 
 def _drawing(hops: tuple[Hop, ...]) -> dict[str, Any] | None:
-    """Geometry of the bridge path: boxes and arrows, dashed where a hop does not apply yet."""
+    """Geometry of the bridge path: boxes and arrows, dashed where a hop does not apply yet.
+
+    Each box is as wide as its name (a host or a long identifier does not run over its neighbours),
+    a name past `NAME_MAX` characters is cut with an ellipsis and kept whole in the box's tooltip,
+    and the drawing scales down (its `viewBox`) where the path is wider than the page.
+    """
     if not hops:
         return None
     names = [hops[0].source, *[h.target for h in hops]]
-    w, gap, h = 170, 60, 44
+    gap, h = 60, 44
     nodes = []
+    x = 10.0
     for i, name in enumerate(names):
-        x = 10 + i * (w + gap)
+        shown = name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "\u2026"
+        w = max(BOX_MIN, round(len(shown) * CHAR_PX + 24))
         arrow = None
         if i < len(hops):
             x1, x2 = x + w, x + w + gap
             arrow = {"x1": x1, "x2": x2, "cx": (x1 + x2) / 2, "dashed": not hops[i].applicable,
                      "label": ", ".join(hops[i].evidence_ids[:3])}
-        nodes.append({"x": x, "cx": x + w / 2, "name": name, "arrow": arrow})
-    return {"width": len(names) * w + (len(names) - 1) * gap + 20, "height": h + 40, "w": w, "h": h,
+        nodes.append({"x": x, "w": w, "cx": x + w / 2, "name": shown, "full": name, "arrow": arrow})
+        x += w + gap
+    return {"width": round(x - gap + 10), "height": h + 40, "h": h,
             "ty": 10 + h / 2 + 5, "my": 10 + h / 2, "nodes": nodes}
 
 

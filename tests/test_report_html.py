@@ -143,3 +143,34 @@ def test_in_a_real_browser_the_whole_reference_report_is_at_most_2000_px_tall(wr
     for c in report.claims:
         assert c.id in text and all(e in text for e in (*c.supporting, *c.opposing))
     assert f"{report.budgets['rounds_used']}" in text and "stop: evidence_ready" in text
+
+
+def test_in_a_real_browser_every_name_on_the_bridge_path_fits_its_box_and_the_drawing_fits_the_page(written, tmp_path):
+    """A node named by a long host (a cloud VM, a pod) used to run over its neighbours in fixed-width boxes."""
+    from investigator.report_html import render_html
+
+    report, _ = written
+    causal = next(c for c in report.claims if c.path)
+    long_hops = tuple(h.model_copy(update={"target": f"gke-prod-general-pool-3f9a1c2e-x7kd-{i}-{h.target}"})
+                      for i, h in enumerate(causal.path))
+    long_hops = tuple(h.model_copy(update={"source": long_hops[i - 1].target}) if i else h
+                      for i, h in enumerate(long_hops))
+    claims = tuple(c.model_copy(update={"path": long_hops}) if c is causal else c for c in report.claims)
+    page = tmp_path / "long.html"
+    page.write_text(render_html(report.model_copy(update={"claims": claims})))
+    driver = _browser()
+    try:
+        driver.set_window_size(1280, FOLD)
+        driver.get(page.as_uri())
+        boxes = driver.execute_script(
+            "return [...document.querySelectorAll('svg[aria-label=\"bridge path\"] rect')].map(r => {"
+            "  const t = r.nextElementSibling.getBoundingClientRect(), b = r.getBoundingClientRect();"
+            "  return {name: r.nextElementSibling.textContent, full: (r.querySelector('title') || r.nextElementSibling).textContent,"
+            "          fits: t.left >= b.left && t.right <= b.right, right: b.right}; })")
+        page_width = driver.execute_script("return document.documentElement.clientWidth")
+    finally:
+        driver.quit()
+    assert len(boxes) == len(long_hops) + 1
+    assert all(b["fits"] for b in boxes), boxes
+    assert max(b["right"] for b in boxes) <= page_width  # scaled down to the page, not cut off
+    assert [b["full"] for b in boxes] == [long_hops[0].source, *[h.target for h in long_hops]]
