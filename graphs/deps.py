@@ -88,7 +88,8 @@ class ReadableRegistry:
         if access.watermark not in self._built:
             self._built.clear()
             self._built[access.watermark] = EntityExtractor.from_sources(
-                [d for d in self._docs if access.can_read(d.id)], self._profile)
+                [d for d in self._docs if access.can_read(d.id)], self._profile,
+                listed=[d.entry.service for d in self._docs if not access.can_read(d.id) and d.kind != "doc"])
         return self._built[access.watermark]
 
 

@@ -95,6 +95,10 @@ class Profile(Frozen):
     upstream_phrases: tuple[str, ...] = ()
     """Phrases by which an error line blames something below it without naming it ("upstream
     dependency unavailable", "bad gateway"): such lines do not say the failure is internal."""
+    through_phrases: tuple[str, ...] = ()
+    """Relation phrases that say a call passes through the named thing on its way elsewhere (`calls to
+    the partners go through X`, `via X`): X stands on the way of the writer's calls, so where what it
+    calls is seen failing only by the caller, a change of X is looked for (a firewall, an egress proxy)."""
     front_phrases: tuple[str, ...] = ()
     """Sentences that say one name stands in front of an entity (`{a} is {b}'s VIP`, `{a} resolves to
     {b}`): regular expressions with `{a}` first and `{b}` once; such a sentence states a → b."""
@@ -166,6 +170,17 @@ class Profile(Frozen):
     @cached_property
     def relation_phrase_re(self) -> re.Pattern[str]:
         return phrase_pattern(self.relation_phrases)
+
+    def passes_through(self, via: str) -> bool:
+        """Whether a relation stated by a sentence (`via` as the relation reader records it: `sentence
+        'go through'`) says the call passes through its target (`through_phrases`)."""
+        if not via.startswith("sentence '"):
+            return False
+        return bool(self._through_re.fullmatch(via[len("sentence '"):-1]))
+
+    @cached_property
+    def _through_re(self) -> re.Pattern[str]:
+        return phrase_pattern(self.through_phrases)
 
     @cached_property
     def front_templates(self) -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:

@@ -135,3 +135,12 @@ def test_an_abbreviated_spelling_of_a_known_service_resolves_to_it():
     assert abbreviated_variants(reg, docs) == {"order-svc": "order-service"}
     folded = EntityExtractor(reg.kinds, abbreviated_variants(reg, docs))
     assert folded.names("order-svc timed out") == ["order-service"]
+
+
+def test_a_service_the_manifest_lists_for_a_source_the_principal_cannot_read_is_a_name_prose_can_mention():
+    """Only its name is known (the report names a denied source and its service anyway); the runbook that
+    says calls go through it then states a hop to it."""
+    reg = EntityExtractor.from_sources([], listed=["fw-egress-1"])
+    assert reg.resolve("fw-egress-1") == "fw-egress-1"
+    assert [m.name for m in reg.mentions("calls to partners go through fw-egress-1.")] == ["fw-egress-1"]
+    assert EntityExtractor.from_sources([]).resolve("fw-egress-1") is None

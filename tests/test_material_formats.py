@@ -328,3 +328,18 @@ def test_a_flag_audit_entry_with_the_flags_state_before_and_after_says_what_was_
     back, up = ledgers.parse_ledger(text, "event-api", "prod")[0]
     assert (up.id, up.flag.name, up.flag.from_, up.flag.to) == ("1", "similar-v2", "rollout=10", "rollout=100")
     assert (back.flag.from_, back.flag.to) == ("rollout=100", "rollout=10")
+
+
+def test_a_result_set_exported_from_a_database_is_read_whatever_case_its_columns_were_folded_to():
+    """PostgreSQL folds unquoted names to lower case: a SQL client's export of Liquibase's history
+    table (the rows under the query text) has `dateexecuted`, `md5sum`, `id` — the same table."""
+    rows = [{k.lower(): v for k, v in row.items()} for row in json.loads(LIQUIBASE)]
+    export = json.dumps({"select * from public.databasechangelog order by orderexecuted desc": rows}, indent=1)
+    (lq,), bad = ledgers.parse_ledger(export, "orders-db", "prod", UTC)
+    assert not bad
+    assert (lq.id, lq.type) == ("orders-db-liquibase-20260429-1", "schema_migration")
+    assert lq.started_at == datetime(2026, 4, 29, 10, 15, tzinfo=UTC)
+    _cites(export, lq)
+    spreadsheet = json.dumps([{"Service": "checkout", "Started": "2026-04-29T10:20:00Z", "Id": "CH-1"}])
+    (ch,), _ = ledgers.parse_ledger(spreadsheet, "*", "prod")
+    assert (ch.id, ch.service, ch.started_at) == ("CH-1", "checkout", datetime(2026, 4, 29, 10, 20, tzinfo=UTC))

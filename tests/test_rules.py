@@ -833,3 +833,56 @@ def test_a_pod_that_began_in_the_window_brings_its_load_from_nothing_and_is_the_
 def test_a_pod_that_began_after_the_node_was_already_saturated_did_not_load_it_first():
     d, _k = decide(_node_shared_with_a_new_pod(5))
     assert d.root_cause is None or d.root_cause.entity != "compactor"
+
+
+def _partner_behind_a_firewall(*, through: bool) -> World:
+    """web's errors name a partner's domain (no telemetry of its own); web's runbook says its calls to
+    the partners go through fw-1 (or merely names fw-1 as something web calls)."""
+    w = World(kinds={"api.partner.example": "domain"})
+    w.read(rise("web", 0, role="errors", unit="%", base=0.2, level=9, name="error_pct"))
+    w.read(dep("web", "api.partner.example", relation="configured", via="config key partner.url"), source_kind="config")
+    w.read(names("web", "api.partner.example", -1, kind="domain"))
+    w.read(dep("web", "fw-1", relation="stated", via="sentence 'go through'" if through else "sentence 'calls'"),
+           source_kind="doc")
+    w.everything_looked("web", "api.partner.example")
+    return w
+
+
+def test_what_a_callers_calls_are_stated_to_pass_through_stands_on_the_way_to_what_only_its_callers_see_fail():
+    """An egress firewall has no telemetry; the caller sees the partner time out. A change of the firewall
+    is looked for, and once found it is the cause of the partner's failure as the caller sees it."""
+    from graphs.rulebook.root import fronting
+
+    w = _partner_behind_a_firewall(through=True)
+    k = w.knowledge()
+    assert fronting(k, trace(k, "web", 6)) == ["fw-1"]
+    assert fronting(*(lambda k: (k, trace(k, "web", 6)))(_partner_behind_a_firewall(through=False).knowledge())) == []
+    w.read(change("FW-1", "fw-1", -2, type_="config_push"), source_kind="change")
+    w.everything_looked("fw-1")
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.change == "FW-1", d.missing
+
+
+def test_an_unreadable_change_log_of_what_stands_on_the_way_blocks_the_cause():
+    """The firewall's change log is restricted: the partner's failure stays unexplained, and the verdict
+    waits on that log — the run says it cannot read it rather than blaming the partner."""
+    w = _partner_behind_a_firewall(through=True)
+    w.looked(ChangesAction(entities=("fw-1",), environment="prod", start=at(-60), end=at(20)), denied=("fw-changes",))
+    d, _k = decide(w)
+    assert d.verdict == "insufficient" and "fw-changes" in d.blocked_by, (d.blocked_by, d.missing)
+
+
+def test_a_competitor_whose_predicted_series_rose_only_after_the_symptom_began_does_not_explain_it():
+    """The predicted rise is real and large, but it starts twenty minutes after the subject's anomaly:
+    what begins after the symptom cannot be what started it."""
+    hyp = [{"id": "h", "statement": "the partner got slow",
+            "predicts": {"entity": "partner", "metric": "partner_p95_ms", "direction": "up", "min_ratio": 2.0}}]
+    claim = CounterEvidenceClaim(id="check", kind="counter_evidence", statement="s", hypothesis="h")
+    for onset, verdict in ((15.0, "refuted"), (-1.0, "confirmed"), (1.5, "confirmed")):
+        w = World()
+        w.case = case(hypotheses=hyp)
+        w.read(rise("web", 0, base=100, level=2100))
+        w.read(rise("partner", onset, base=400, level=2300, name="partner_p95_ms"))
+        d = decide_counter_evidence(claim, w.knowledge())
+        assert d.verdict == verdict, (onset, d.rule)
+        assert ("after web's anomaly began" in d.rule) == (verdict == "refuted")

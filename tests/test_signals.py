@@ -133,3 +133,16 @@ def test_a_log_exported_from_the_window_on_bursts_against_its_quiet_first_minute
     bad = [False] * len(quiet) + [True] * len(loud)
     v = burst_verdict(times, bad, RNG, P)
     assert v.anomalous and v.onset == T0
+
+
+def test_a_counter_that_idles_at_zero_and_ticks_now_and_then_departs_only_when_it_leaves_its_usual_levels():
+    """Error counters sit at 0 with a 0.02 tick in a third of the points: the median's spread is 0, yet a
+    run of ticks is the usual noise. The onset is where the counter leaves what the baseline held."""
+    ticks = [0.02 if i % 3 == 0 else 0.0 for i in range(20)]
+    pts = series(ticks + [0.02, 0.02, 0.02, 0.0, 0.0, 0.02, 0.0] + [11.4, 23.4, 38.9] + [36.0] * 17)
+    v = series_verdict(pts, RNG, P, ("up",))
+    assert v.anomalous and v.onset == T0 - timedelta(minutes=3), v.onset
+    quiet = series(ticks + [0.02, 0.02, 0.02, 0.0, 0.0, 0.02] + [0.0, 0.02] * 12)
+    assert not series_verdict(quiet, RNG, P, ("up",)).anomalous
+    zero = series([0.0] * 20 + [0.0] * 7 + [0.02] * 23)  # a baseline at exactly zero: any sustained tick departs
+    assert series_verdict(zero, RNG, P, ("up",)).anomalous

@@ -130,3 +130,16 @@ def test_a_name_merely_beside_another_is_not_in_front_of_it(tmp_path):
     doc = load_source(tmp_path, SourceEntry(id="d", path="doc.md", kind="doc", groups=("ops",)))
     reg = EntityExtractor({"pay.vip.internal": "domain", "payments-gw": "service"})
     assert not [f for f in prose_facts(doc, doc.body_start, len(doc.text), reg, default_profile()) if f.kind == "relation"]
+
+
+@pytest.mark.parametrize("sentence, via", [
+    ("orders-api's outbound calls to the partners go through orders-db.", "sentence 'go through'"),
+    ("orders-api calls orders-db for every write.", "sentence 'calls'"),
+])
+def test_of_several_phrases_between_two_names_the_one_nearest_the_second_says_how_they_relate(tmp_path, sentence, via):
+    """'A's calls … go through B' states that A's calls pass through B, not merely that A calls B."""
+    from tools.profile import default_profile
+
+    rels = [f for f in facts_of(tmp_path, sentence) if f.kind == "relation"]
+    assert [(f.source, f.target, f.via) for f in rels] == [("orders-api", "orders-db", via)]
+    assert default_profile().passes_through(via) == via.endswith("'go through'")

@@ -206,16 +206,19 @@ def prose_facts(doc: SourceDoc, start: int, end: int, reg: Registry, profile: Pr
         sent = doc.text[s:e]
         ments = reg.mentions(sent, offset=s)
         ents = [m for m in ments if m.kind in ENTITY_KINDS]
+        phrased: dict[tuple[str, str], str] = {}
         for m in profile.relation_phrase_re.finditer(sent):
-            # the sentence's first entity is its subject: "A calls B", "A reaches B through C"
+            # the sentence's first entity is its subject: "A calls B", "A reaches B through C"; of several
+            # phrases between the same two names, the one nearest the second says how they relate ("A's
+            # calls to the partners go through B": through)
             before = [x for x in ents if x.end - s <= m.start()]
             after = [x for x in ents if x.start - s >= m.end()]
-            if before and after:
-                a, b = before[0].name, after[0].name
-                if a != b and (a, b) not in seen_rel and (r := _rel(a, b, "stated", f"sentence '{m.group(0).strip()}'",
-                                                                    env, span(doc, s, e))):
-                    seen_rel.add((a, b))
-                    out.append(r)
+            if before and after and before[0].name != after[0].name and (before[0].name, after[0].name) not in seen_rel:
+                phrased[(before[0].name, after[0].name)] = m.group(0).strip()
+        for (a, b), phrase in phrased.items():
+            if (r := _rel(a, b, "stated", f"sentence '{phrase}'", env, span(doc, s, e))):
+                seen_rel.add((a, b))
+                out.append(r)
         for a, b in _fronted(sent, s, ents, profile):
             if (a, b) not in seen_rel and (r := _rel(a, b, "stated", "sentence: a name in front of it", env,
                                                      span(doc, s, e))):

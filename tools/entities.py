@@ -81,7 +81,11 @@ class EntityExtractor:
 
     # --- building ----------------------------------------------------------------------
     @classmethod
-    def from_sources(cls, docs: Iterable[SourceDoc], profile: Profile | None = None) -> "EntityExtractor":
+    def from_sources(cls, docs: Iterable[SourceDoc], profile: Profile | None = None,
+                     listed: Iterable[str] = ()) -> "EntityExtractor":
+        """The names `docs` establish; `listed` are services the manifest names for sources whose content
+        is not among `docs` (unreadable to the principal): their names are metadata a report already
+        shows, so prose that names them is read as naming an entity."""
         kinds: dict[str, str] = {}
         aliases: dict[str, str] = {}
         keys: set[str] = set()
@@ -101,6 +105,8 @@ class EntityExtractor:
         declared: dict[str, str] = {}
         targets: list[str] = []
         docs = list(docs)
+        for name in listed:
+            put(name, "service")
         for doc in docs:
             if doc.entry.service != "*" and doc.kind not in ("doc",):
                 put(doc.entry.service, "service")

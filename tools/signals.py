@@ -96,6 +96,11 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
     sigma = 1.4826 * mad
     up_thr = median + max(abs(median) * (r - 1), params.mad_z * sigma, params.floor)
     down_thr = median - max(abs(median) * (1 - 1 / r), params.mad_z * sigma, params.floor)
+    # a level the baseline itself held in a tenth of its points is usual, never a departure: a counter that
+    # idles at zero and ticks now and then has no spread by the median's measure (MAD 0), and every tick
+    # would otherwise cross
+    up_thr = max(up_thr, percentile(base, USUAL))
+    down_thr = min(down_thr, percentile(base, 100 - USUAL))
     sat = capacity * params.saturation_level if capacity else None
     values = [points[i][1] for i in search]
 
@@ -136,6 +141,8 @@ def series_verdict(points: Sequence[tuple[datetime, float]], rng: Range, params:
 
 
 DAY = timedelta(days=1)
+USUAL = 90
+"""Percentile of the baseline below which (above which, for a drop: 100 − USUAL) no level departs."""
 
 
 def _quiet_stretch(points: Sequence[tuple[datetime, float]], search: list[int], params: AnomalyParams,

@@ -42,6 +42,11 @@ def hypothesis_status(h: Hypothesis, k: Knowledge, claim_id: str, t: Trace | Non
         # it moved, but by far less than the symptom in the same unit: it cannot be what explains it
         return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted",
                              rule=rule + f": observed, but {small}", opposing=tuple(held), proposed_by=proposed)
+    late = _too_late_to_explain(k, [f for f, e in sigs if e in held]) if held else ""
+    if late:
+        # it moved, but only after the symptom had begun: an effect or a coincidence, not the explanation
+        return ClaimDecision(claim_id=claim_id, state="refuted", verdict="refuted",
+                             rule=rule + f": observed, but {late}", opposing=tuple(held), proposed_by=proposed)
     if held:
         return ClaimDecision(claim_id=claim_id, state="supported", verdict="confirmed", rule=rule,
                              supporting=tuple(held), proposed_by=proposed)
@@ -75,6 +80,24 @@ def _too_small_to_explain(k: Knowledge, entity: str, sigs: list[SignalFact]) -> 
             why = why or (f"{entity}'s {lf.name} rose by {lf.delta:g} {lf.unit}, less than {int(frac * 100)} % of "
                           f"{subject}'s {uf.name} rise ({uf.delta:g} {uf.unit})")
     return why
+
+
+def _too_late_to_explain(k: Knowledge, moved: list[SignalFact]) -> str:
+    """Why a competitor's predicted series cannot explain the symptom by its timing: every series that
+    moved as predicted began after the subject's own anomaly, beyond `onset_tolerance` (§7: what starts
+    after the symptom began cannot be what started it). Empty when one began in time, or when an onset
+    is unknown."""
+    start = entity_state(k, k.case.subject.service).onset
+    onsets = [f.onset for f in moved]
+    if start is None or not onsets or any(o is None for o in onsets):
+        return ""
+    tol = k.case.window.onset_tolerance
+    first = min(o for o in onsets if o is not None)
+    if first <= start + tol:
+        return ""
+    tz = k.case.window.start.tzinfo
+    return (f"only from {first.astimezone(tz):%H:%M}, after {k.case.subject.service}'s anomaly began at "
+            f"{start.astimezone(tz):%H:%M}")
 
 
 def decide_counter_evidence(claim: CounterEvidenceClaim, k: Knowledge, t: Trace | None = None) -> ClaimDecision:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from graphs.rulebook.cause import Cause
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.path import Trace
+from graphs.rulebook.root import fronting
 
 
 def decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competitors: list[str]) -> list[str]:
@@ -38,6 +39,8 @@ def decisive_denials(k: Knowledge, t: Trace, cause: Cause | None, open_competito
             out += k.searches.denied("placement", t.root)
         if not named:  # what stands in front of a dependency that left the path (§8)
             out += t.beside
+            # and the changes of what stands on the way to a root only its callers see failing (§5)
+            out += [d for x in fronting(k, t) for d in k.searches.denied("changes", x)]
     out += [d for h in open_competitors for d in hypothesis_denied(k, h)]
     return list(dict.fromkeys(out))
 

@@ -96,6 +96,11 @@ def fronting(k: Knowledge, t: Trace) -> list[str]:
     if root is None or t.nodes[root].state.how != "callers":
         return []
     near = set(k.consumers_of(root))  # what forwards to it (stands in front), not what it depends on
+    # what the caller's calls are stated to pass through on their way (`its calls to the partners go
+    # through X`): an egress firewall or proxy stands on the way to everything behind it
+    parent = t.nodes[root].parent
+    near |= {x for x, refs in k.dependencies(parent).items()
+             if any(k.profile.passes_through(rel.via) for rel, _e in refs)} if parent else set()
     return sorted(x for x in near if x not in t.nodes and not k.signals.get(x) and k.kind(x) != "component")
 
 

@@ -150,10 +150,10 @@ def _flag(v: dict, summary: str, kind: str) -> FlagChange | None:
 
 
 def _migration_tool(v: dict, parent: Any) -> str | None:
-    keys = set(v) | (set(parent) if isinstance(parent, dict) else set())
-    if {"installedOnUTC", "installedOn", "installed_on", "flywayVersion", "installed_rank"} & keys:
+    keys = {str(key).casefold() for key in (*v, *(parent if isinstance(parent, dict) else ()))}  # columns in any case
+    if {"installedonutc", "installedon", "installed_on", "flywayversion", "installed_rank"} & keys:
         return "flyway"
-    if {"DATEEXECUTED", "ORDEREXECUTED", "dateExecuted", "MD5SUM"} & keys:
+    if {"dateexecuted", "orderexecuted", "md5sum"} & keys:
         return "liquibase"
     return None
 

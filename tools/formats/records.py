@@ -112,7 +112,11 @@ def _json_records(d: jsonspan.J) -> list[Rec]:
 
 
 def first(value: Any, *keys: str) -> Any:
-    """The first present, non-empty value among `keys` (dotted paths reach into nested objects)."""
+    """The first present, non-empty value among `keys` (dotted paths reach into nested objects).
+
+    Names as written win; when none is present, a name is matched whatever its case: a result set
+    exported from a database comes with the column names the database folded (PostgreSQL writes
+    `dateexecuted` for `DATEEXECUTED`, Oracle the reverse), a spreadsheet with `Service` headings."""
     if not isinstance(value, dict):
         return None
     for k in keys:
@@ -121,7 +125,23 @@ def first(value: Any, *keys: str) -> Any:
             v = v.get(part) if isinstance(v, dict) else None
         if v not in (None, "", [], {}):
             return v
+    for k in keys:
+        v = value
+        for part in k.split("."):
+            v = _folded(v, part)
+        if v not in (None, "", [], {}):
+            return v
     return None
+
+
+def _folded(value: Any, name: str) -> Any:
+    """`value[name]`, or the value of the one key that equals `name` ignoring case."""
+    if not isinstance(value, dict):
+        return None
+    if name in value:
+        return value[name]
+    got = [v for key, v in value.items() if isinstance(key, str) and key.casefold() == name.casefold()]
+    return got[0] if len(got) == 1 else None
 
 
 def obj(value: Any) -> dict:
