@@ -170,14 +170,17 @@ _KIND: Final = {"config_push": "config push", "feature_flag": "feature flag", "c
 
 
 def _from_to(v: Any) -> str:
-    return (f"{v.what} from {v.old if v.old is not None else '(unset)'} to "
-            f"{v.new if v.new is not None else '(unset)'}")
+    if v.old is None:  # no earlier value was read (a migration applied, an issuer set): say what it became
+        return f"{v.what} set to {v.new}"
+    return f"{v.what} from {v.old} to {v.new if v.new is not None else '(unset)'}"
 
 
 def value_changes(c: ClaimView) -> str:
-    """Every value the cause's change set, `key old ⇒ new`, the changed element first."""
-    return "; ".join(f"{v.what} {v.old if v.old is not None else '(unset)'} {BECAME} "
-                     f"{v.new if v.new is not None else '(unset)'}" for v in c.changed if v.old != v.new)
+    """Every value the cause's change set, `key old ⇒ new` (`key set to new` where no earlier value was
+    read), the changed element first."""
+    return "; ".join(f"{v.what} set to {v.new}" if v.old is None else
+                     f"{v.what} {v.old} {BECAME} {v.new if v.new is not None else '(unset)'}"
+                     for v in c.changed if v.old != v.new)
 
 
 def timeline_rounds(r: Report) -> list[dict[str, Any]]:
