@@ -17,7 +17,8 @@ and tree, even where `PYTHONDONTWRITEBYTECODE` is set.
 awaiting permission whose principal holds `sre-oncall`, times `grant` refused after the case,
 the manifest and the tombstones are read (nothing is written either way). `--grant-group G`
 also times the grant that writes (G is a group the paused run waits for): each of those
-processes gets its own copy of the workspace, made before its clock starts.
+processes gets its own copy of the workspace (its indexes linked, not copied), made before its
+clock starts.
 """
 
 from __future__ import annotations
@@ -39,11 +40,17 @@ HERE = Path(__file__).resolve().parent.parent
 def once(tree: Path, argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system) and exit code of one fresh process.
 
-    A `{home}` in argv is a fresh copy of the workspace `env["STARTUP_HOME"]`, made untimed."""
+    A `{home}` in argv is a fresh copy of the workspace `env["STARTUP_HOME"]`, made untimed; its
+    `index` folder is a link to the workspace's (a grant writes only the store, and a copied index
+    is another file, whose tombstone list no longer describes it: tools/tombstones.py)."""
     copy = None
     if "{home}" in argv:
         copy = tempfile.mkdtemp(prefix="startup-home-")
-        shutil.copytree(env["STARTUP_HOME"], copy, dirs_exist_ok=True)
+        home = Path(env["STARTUP_HOME"])
+        shutil.copytree(home, copy, dirs_exist_ok=True,
+                        ignore=lambda folder, names: ["index"] if Path(folder) == home and "index" in names else [])
+        if (home / "index").is_dir():
+            os.symlink(home / "index", Path(copy) / "index")
         argv = [copy if a == "{home}" else a for a in argv]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()

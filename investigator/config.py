@@ -10,7 +10,7 @@ from pathlib import Path
 from state import Frozen
 from state.errors import ConfigError
 
-CRASH_NODES = ("plan", "retrieve", "read", "update", "decide", "index", "graph")
+CRASH_NODES = ("plan", "retrieve", "read", "update", "decide", "index", "graph", "tombstone")
 
 
 class Settings(Frozen):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -17,8 +17,32 @@ from state.claims import Alternative, Hop, RootCause, StopReason
 from state.evidence import Finding, Span
 from state.facts import SignalFact
 
-if TYPE_CHECKING:  # `runs` imports this module: the access mask (numpy) comes with `show` only
-    pass
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each field of a model class, cleaned as `inspect.cleandoc` does."""
+    import ast
+    import inspect
+    import textwrap
+
+    node = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    if not isinstance(node, ast.ClassDef):
+        return {}
+    return {field.target.id: inspect.cleandoc(doc.value.value) for field, doc in zip(node.body, node.body[1:])
+            if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+            and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)}
+
+
+def _described(schema: dict[str, Any], cls: type) -> None:
+    """The model's JSON Schema with each field's docstring as its description.
+
+    Read from the source when a schema is generated, not when the module is imported (pydantic's
+    `use_attribute_docstrings` reads and parses the file at import: a cost `show` would pay)."""
+    fields = getattr(cls, "model_fields", {})
+    for name, doc in field_docstrings(cls).items():
+        info = fields.get(name)
+        for key in (name, info.alias if info is not None else None):
+            if key in schema.get("properties", {}):
+                schema["properties"][key]["description"] = doc
 
 
 SCHEMA: Final = "investigator/report@1"
@@ -28,7 +52,7 @@ SCHEMA: Final = "investigator/report@1"
 class EvidenceView(Frozen):
     """One piece of evidence as the report cites it: where it was read, the exact span, what it shows."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)  # field docstrings become schema descriptions
+    model_config = ConfigDict(json_schema_extra=_described)
 
     id: str
     kind: str
@@ -84,7 +108,7 @@ class GrantView(Frozen):
 class ValueChange(Frozen):
     """One value the root cause's change set, as its change record (or the config snapshots diffed) says."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(json_schema_extra=_described)
 
     what: str
     """The key, flag or dependency, or `version`."""
@@ -97,7 +121,7 @@ class ValueChange(Frozen):
 class ClaimView(Frozen):
     """One required claim of the case: its verdict, the rule that decided it and the evidence ids behind it."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)  # field docstrings become schema descriptions
+    model_config = ConfigDict(json_schema_extra=_described)
 
     id: str
     kind: str
@@ -125,7 +149,7 @@ class ClaimView(Frozen):
 class Report(Frozen):
     """One run's answer, claim by claim, with the evidence behind each verdict (report.json)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, title="Investigator report")
+    model_config = ConfigDict(json_schema_extra=_described, title="Investigator report")
 
     schema_: Literal["investigator/report@1"] = Field(SCHEMA, alias="schema")
     """The format and its version; a report of another version does not load as this one."""

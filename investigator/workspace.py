@@ -40,18 +40,15 @@ def _who() -> str:
 
 def _tombstones(path: Path) -> Callable[[], frozenset[str]]:
     """The index's tombstones, read again only when the index file changed (a tombstone rewrites
-    it, a rebuild replaces it): access is checked on every lookup and read, a connection is not."""
-    from tools.tombstones import tombstoned
+    it, a rebuild replaces it): access is checked on every lookup and read, a connection is not.
+    A file whose state cannot be pinned (missing, or with a write-ahead log) is read every time."""
+    from tools.tombstones import index_state, tombstoned
 
     seen: list[object] = [None, frozenset()]
 
     def current() -> frozenset[str]:
-        try:
-            st = path.stat()
-            key: object = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            key = None
-        if key != seen[0]:
+        key = index_state(path)
+        if key is None or key != seen[0]:
             seen[:] = [key, frozenset(tombstoned(path))]
         return seen[1]  # type: ignore[return-value]
 

@@ -13,6 +13,7 @@ import ast
 import importlib
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from importlib.metadata import version
@@ -134,6 +135,34 @@ def test_light_commands_import_only_what_they_need(home, command, code, never):
     assert "state.errors" in modules  # what the CLI imports first: the output was read
     wrong = sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in never))
     assert not wrong, f"{' '.join(command)} imported {wrong[:8]}"
+
+
+@pytest.mark.parametrize("command", [["show", "run-cli-1"], ["grant", "run-cli-paused", "--group", "sre-oncall"]],
+                         ids=" ".join)
+def test_access_is_re_checked_from_the_tombstone_list_without_duckdb(home, tmp_path, command):
+    """With the case indexed, `show` and a refused `grant` read the index's tombstones from its
+    tombstone list (tools.tombstones), not with DuckDB; without a list, with DuckDB."""
+    import duckdb
+
+    from investigator.config import Settings
+    from tools.tombstones import list_path, write_list
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with sqlite3.connect(home / "investigator.db") as src, sqlite3.connect(ws / "investigator.db") as dst:
+        src.backup(dst)  # the write-ahead log folded in
+    index = Settings(workspace=ws).index_dir("ALR-20260429-017", REFERENCE) / "basic.duckdb"
+    index.parent.mkdir(parents=True)
+    con = duckdb.connect(str(index))
+    con.execute("CREATE TABLE tombstones (source_id VARCHAR PRIMARY KEY, deleted_at TIMESTAMPTZ, reason VARCHAR)")
+    con.close()
+    assert write_list(index)
+    for listed in (True, False):
+        if not listed:
+            list_path(index).unlink()
+        out = _cli("--home", str(ws), *command, importtime=True)
+        assert out.returncode in (0, 2), out.stderr[-2000:]
+        assert ("duckdb" in _imported(out.stderr)) is not listed
 
 
 def test_a_grant_that_writes_imports_neither_the_orm_nor_langgraph(tmp_path):

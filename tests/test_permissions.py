@@ -24,9 +24,11 @@ DENIED = ROOT / "cases" / "ALR-20261006-012"  # permission_denied: ledger-pg sou
 DOC_24 = "dependency-client-config-2.4"
 
 
-def _cli(home: Path, index_root: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(home: Path, index_root: Path, *args: str, crash: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "INVESTIGATOR_INDEX_ROOT": str(index_root)}
     env.pop("INVESTIGATOR_CRASH_AT", None)
+    if crash:
+        env["INVESTIGATOR_CRASH_AT"] = crash
     return subprocess.run([sys.executable, "-m", "investigator.cli", "--home", str(home), *args],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
 
@@ -169,11 +171,13 @@ def test_resume_revokes_evidence_of_a_source_deleted_since_and_never_confirms_on
     assert gone.read(DOC_24).record.outcome == "not_found", "a tombstoned source is never read again"
 
 
-@pytest.mark.parametrize("how", ["revoked", "deleted"])
+@pytest.mark.parametrize("how", ["revoked", "deleted", "deleted, killed before the tombstone list"])
 def test_show_re_checks_access_and_withholds_a_source_the_principal_can_no_longer_read(
         make_investigator, case_copy, index_root, tmp_path, how):
+    """A delete killed after DuckDB has the tombstone and before the index's tombstone list is
+    written (tools.tombstones) is withheld all the same: `show` then reads DuckDB."""
     ws = tmp_path / "ws"
-    private = how == "deleted"  # a tombstone goes into a private index, never the shared one
+    private = how.startswith("deleted")  # a tombstone goes into a private index, never the shared one
     inv = make_investigator(workspace=ws, shared_index=not private)
     roots = ws / "index" if private else index_root
     done = inv.start(case_copy).report
@@ -181,9 +185,14 @@ def test_show_re_checks_access_and_withholds_a_source_the_principal_can_no_longe
     assert quotes
     if how == "revoked":
         _restrict(case_copy, DOC_24, ["platform-clients-only"])
-    else:
+    elif how == "deleted":
         deleted = _cli(ws, roots, "delete", str(case_copy), DOC_24)
         assert deleted.returncode == 0 and "tombstoned" in deleted.stdout, deleted.stderr
+        assert list(roots.glob("*/basic.tombstones.json"))  # show answers from the list
+    else:
+        killed = _cli(ws, roots, "delete", str(case_copy), DOC_24, crash="tombstone:2")
+        assert killed.returncode == -9, killed.stderr
+        assert not list(roots.glob("*/basic.tombstones.json"))
 
     proc = _cli(ws, roots, "show", done.run_id)
     as_json = _cli(ws, roots, "show", "--json", done.run_id)

@@ -96,3 +96,29 @@ def test_a_document_that_is_not_a_report_of_this_version_is_rejected_by_both(wri
         _validator().validate(data)
     with pytest.raises(ValidationError):
         Report.model_validate(data)
+
+
+@pytest.mark.parametrize("model", ["EvidenceView", "ValueChange", "ClaimView", "Report"])
+def test_each_field_docstring_is_its_schema_description(model):
+    """The docstring under a field is its description, as pydantic's own `use_attribute_docstrings`
+    reads it (the oracle), and no field is described otherwise: they cannot drift apart."""
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    import investigator.report_model as report_model
+
+    cls = getattr(report_model, model)
+    docstrings = extract_docstrings_from_cls(cls, use_inspect=True)
+    schema = report_json_schema()
+    properties = (schema if model == "Report" else schema["$defs"][model])["properties"]
+    described = {name: properties[field.alias or name].get("description") for name, field in cls.model_fields.items()}
+    assert docstrings and described == {name: docstrings.get(name) for name in cls.model_fields}
+
+
+def test_importing_the_report_model_reads_no_source_file():
+    """The descriptions are read from the source when a schema is generated, not at import (`show`
+    imports the model and never generates a schema)."""
+    code = ("import linecache, investigator.report_model as m; "
+            "print(sorted(f for f in linecache.cache if f.endswith('.py')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

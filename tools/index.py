@@ -24,7 +24,7 @@ from state.progress import Progress, Ticker, silent
 from tools import columns, derive, derive_relations
 from tools.builds import build_name, crash_point, remove_leftovers
 from tools.chunking import Chunk, chunk_source
-from tools.tombstones import tombstoned
+from tools.tombstones import forget_list, tombstoned, write_list
 from tools.corpus import SourceDoc, load_sources
 from tools.manifest import load_manifest
 from tools.embedding import Embedder
@@ -168,8 +168,10 @@ def build_chunk_index(chunks: list[Chunk], path: Path, embedder: Embedder, finge
             con.close()
         crash_point("index", 7)
         with clock.stage("write"):
+            forget_list(path)
             os.replace(tmp, path)
-        crash_point("index", 8)
+            crash_point("index", 8)
+            write_list(path)
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             if leftover.exists():
@@ -359,13 +361,18 @@ def _structured(con: duckdb.DuckDBPyConnection, docs: list[SourceDoc], profile: 
 def tombstone(path: Path, source_id: str, reason: str = "deleted") -> None:
     """Mark a source deleted: it is dropped now and never indexed or recalled again."""
     release_readers(path)
+    forget_list(path)  # a list is never newer than the file it describes
     con = open_index(path, read_only=False)
     try:
         con.execute("INSERT OR REPLACE INTO tombstones VALUES (?, now(), ?)", [source_id, reason])
         for table in STRUCTURED_TABLES[:-2]:
             con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
+        crash_point("tombstone", 1)
+        con.execute("CHECKPOINT")  # every row in the file, none left in a write-ahead log
     finally:
         con.close()
+    crash_point("tombstone", 2)
+    write_list(path)
 
 
 class _SharedReaders:
