@@ -2,9 +2,12 @@
 latency at each pool size, with growth exponents (log-log slope of time against passages).
 
     python bench/pooled_growth.py bench/results/pooled   # reads pooled-*.json and own-*.json there
+    python bench/pooled_growth.py bench/results/pooled/round2   # own-*.json from the parent folder
 
 An exponent is given for each pair of neighbouring sizes and as the least-squares slope over all
-sizes; 1 is linear growth. Stages under 0.5 s at the smallest size get no exponent (noise).
+sizes; 1 is linear growth. Stages under 0.5 s at the smallest size get no exponent (noise). CPU
+seconds are the whole process's, all threads (`tools.stages`): on a shared machine they move less
+with the load than wall seconds do. "total" is the build's wall clock and the sum of the stages' CPU.
 """
 
 from __future__ import annotations
@@ -56,12 +59,16 @@ def growth_tables(runs: list[dict[str, Any]]) -> list[str]:
     sizes = [float(r["pool"]["passages"]) for r in runs]
     head = " | ".join(f"{int(s)} passages" for s in sizes)
     pair_head = " / ".join(f"{int(a)}→{int(b)}" for a, b in zip(sizes, sizes[1:], strict=False))
-    lines = [f"| stage (wall s) | {head} | exponent {pair_head} | exponent fit |", "|" + " --- |" * (len(sizes) + 3)]
+    lines = [f"| stage: wall s / CPU s | {head} | wall exponent {pair_head} | wall fit | CPU exponent {pair_head} "
+             "| CPU fit |", "|" + " --- |" * (len(sizes) + 5)]
     names = list(dict.fromkeys(n for r in runs for n in r["stages"]))
     for n in [*names, "total"]:
-        vals = [r["build_wall_seconds"] if n == "total" else r["stages"].get(n, {}).get("wall", 0.0) for r in runs]
-        exps = _exps(sizes, vals) if vals[0] >= 0.5 else "– | –"
-        lines.append(f"| {n} | " + " | ".join(f"{v:.2f}" for v in vals) + f" | {exps} |")
+        wall = [r["build_wall_seconds"] if n == "total" else r["stages"].get(n, {}).get("wall", 0.0) for r in runs]
+        cpu = [sum(t["cpu"] for t in r["stages"].values()) if n == "total" else r["stages"].get(n, {}).get("cpu", 0.0)
+               for r in runs]
+        exps = f"{_exps(sizes, wall)} | {_exps(sizes, cpu)}" if wall[0] >= 0.5 else "– | – | – | –"
+        lines.append(f"| {n} | " + " | ".join(f"{w:.2f} / {c:.2f}" for w, c in zip(wall, cpu, strict=True))
+                     + f" | {exps} |")
     lines += ["", f"| tool: query ms | {head} | exponent of p50 {pair_head} | exponent fit |",
               "|" + " --- |" * (len(sizes) + 3)]
     for tool in runs[0]["tools"]:
@@ -78,7 +85,8 @@ def growth_tables(runs: list[dict[str, Any]]) -> list[str]:
 def main(folder: Path) -> str:
     runs = sorted((json.loads(p.read_text()) for p in folder.glob("pooled-*.json")),
                   key=lambda r: r["pool"]["passages"])
-    own = {json.loads(p.read_text())["dataset"]: json.loads(p.read_text()) for p in folder.glob("own-*.json")}
+    owns = list(folder.glob("own-*.json")) or list(folder.parent.glob("own-*.json"))  # a second round's folder
+    own = {json.loads(p.read_text())["dataset"]: json.loads(p.read_text()) for p in owns}
     out = [f"### Recall, pooled ({runs[-1]['pool']['passages']} passages) vs own corpus", "",
            *recall_table(runs[-1], own), "", "### Build and query cost by pool size", "", *growth_tables(runs)]
     return "\n".join(out) + "\n"
