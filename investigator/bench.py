@@ -18,11 +18,12 @@ import platform
 import resource
 import time
 from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from state import stable_id
 from tools.access import AccessSnapshot
-from tools.benchdata import Dataset
+from tools.benchdata import Dataset, Question
 from tools.chunking import Chunk
 from tools.embedding import Embedder
 from tools.entities import EntityExtractor
@@ -73,6 +74,50 @@ def bench_analyzer(ds: Dataset) -> ComposedAnalyzer:
         [p.title for p in ds.corpus], [f"{p.title}\n{p.text}" for p in ds.corpus]))
 
 
+def open_tool(name: str, chunks: list[Chunk], index_path: Path, graph_dir: Path, embedder: Embedder,
+              extractor: ComposedAnalyzer) -> Any:
+    """The tool `name` over an index (and, for a graph tool, a graph) already built."""
+    if name == "bm25":
+        return _BM25Tool(chunks)
+    if name in ("basic", "dense"):
+        from tools.basic import BasicRetrieval
+
+        return BasicRetrieval(index_path, embedder, lexical=name == "basic")
+    if name in GRAPH_RANKING:
+        from tools.graph.walk import GraphRetrieval
+
+        return GraphRetrieval(index_path, graph_dir, embedder, extractor, ranking=GRAPH_RANKING[name])
+    raise ValueError(f"unknown tool {name!r}")
+
+
+def score(tool: Any, questions: Sequence[Question], access: AccessSnapshot,
+          tick: Callable[[float], None] = lambda _ms: None) -> dict[str, Any]:
+    """Recall@2/5/10, MRR, nDCG@5 and query latency of `tool` on `questions` (`tick` is told each
+    query's milliseconds)."""
+    latencies, r2, r5, r10, mrrs, ndcgs, channels = [], [], [], [], [], [], {}
+    for q in questions:
+        query = SearchQuery(text=q.question, environment="*", k=K)
+        t2 = time.perf_counter()
+        hits = tool.search(query, access)
+        latencies.append((time.perf_counter() - t2) * 1000)
+        ids = [h if isinstance(h, str) else h.source_id for h in hits]
+        if hits and not isinstance(hits[0], str):
+            channels[hits[0].channel] = channels.get(hits[0].channel, 0) + 1
+        r2.append(recall_at_k(ids, q.supporting_ids, 2))
+        r5.append(recall_at_k(ids, q.supporting_ids, 5))
+        r10.append(recall_at_k(ids, q.supporting_ids, 10))
+        mrrs.append(mrr(ids, q.supporting_ids))
+        ndcgs.append(ndcg_at_k(ids, {s: 1.0 for s in q.supporting_ids}, 5))
+        tick(latencies[-1])
+    out: dict[str, Any] = {
+        "recall@2": mean(r2), "recall@5": mean(r5), "recall@10": mean(r10), "mrr": mean(mrrs), "ndcg@5": mean(ndcgs),
+        "query_ms_p50": round(percentile(latencies, 50) or 0, 2), "query_ms_p95": round(percentile(latencies, 95) or 0, 2),
+    }
+    if channels:
+        out["first_hit_channel"] = channels
+    return out
+
+
 def run_retrieval_bench(ds: Dataset, embedder: Embedder, workdir: Path, tools: list[str],
                         progress=lambda _m: None) -> dict[str, Any]:  # noqa: ANN001
     chunks = passages_as_chunks(ds)
@@ -89,50 +134,26 @@ def run_retrieval_bench(ds: Dataset, embedder: Embedder, workdir: Path, tools: l
     analyzer_seconds = time.perf_counter() - t_an
     graph_seconds = 0.0
     graph_info: Any = None
+    graph_dir = workdir / "graph"
     for name in tools:
-        t1 = time.perf_counter()
-        if name == "bm25":
-            tool: Any = _BM25Tool(chunks)
-            build = time.perf_counter() - t1
-        elif name in ("basic", "dense"):
-            from tools.basic import BasicRetrieval
-
-            tool = BasicRetrieval(index_path, embedder, lexical=name == "basic")
-            build = shared_build + time.perf_counter() - t1
-        elif name in GRAPH_RANKING:
+        if name not in TOOLS:
+            raise ValueError(f"unknown tool {name!r}")
+        if name in GRAPH_RANKING:
             from tools.graph.casegraph import build_case_graph, graph_is_fresh
-            from tools.graph.walk import GraphRetrieval
 
-            graph_dir = workdir / "graph"
+            t1 = time.perf_counter()
             if not graph_is_fresh(index_path, graph_dir, embedder, extractor):
                 graph_info = build_case_graph(index_path, graph_dir, embedder, extractor, progress)
                 graph_seconds = time.perf_counter() - t1 + analyzer_seconds
-            t_load = time.perf_counter()
-            tool = GraphRetrieval(index_path, graph_dir, embedder, extractor, ranking=GRAPH_RANKING[name])
-            # one graph index serves every ranking; each tool pays its own load
-            build = shared_build + graph_seconds + time.perf_counter() - t_load
-        else:
-            raise ValueError(f"unknown tool {name!r}")
+        t_load = time.perf_counter()
+        tool = open_tool(name, chunks, index_path, graph_dir, embedder, extractor)
+        # one index (and one graph) serves every tool but bm25; each tool pays its own load
+        shared = 0.0 if name == "bm25" else shared_build + (graph_seconds if name in GRAPH_RANKING else 0.0)
+        build = shared + time.perf_counter() - t_load
         progress(f"{name}: index ready in {build:.2f}s")
-        latencies, r2, r5, r10, mrrs, ndcgs, channels = [], [], [], [], [], [], {}
-        for q in ds.questions:
-            query = SearchQuery(text=q.question, environment="*", k=K)
-            t2 = time.perf_counter()
-            hits = tool.search(query, access)
-            latencies.append((time.perf_counter() - t2) * 1000)
-            ids = [h if isinstance(h, str) else h.source_id for h in hits]
-            if hits and not isinstance(hits[0], str):
-                channels[hits[0].channel] = channels.get(hits[0].channel, 0) + 1
-            r2.append(recall_at_k(ids, q.supporting_ids, 2))
-            r5.append(recall_at_k(ids, q.supporting_ids, 5))
-            r10.append(recall_at_k(ids, q.supporting_ids, 10))
-            mrrs.append(mrr(ids, q.supporting_ids))
-            ndcgs.append(ndcg_at_k(ids, {s: 1.0 for s in q.supporting_ids}, 5))
-        results[name] = {
-            "recall@2": mean(r2), "recall@5": mean(r5), "recall@10": mean(r10), "mrr": mean(mrrs),
-            "ndcg@5": mean(ndcgs), "build_seconds": round(build, 3), "peak_rss_mb_after_build": round(_peak_mb(), 1),
-            "query_ms_p50": round(percentile(latencies, 50) or 0, 2), "query_ms_p95": round(percentile(latencies, 95) or 0, 2),
-        }
+        scored = score(tool, ds.questions, access)
+        channels = scored.pop("first_hit_channel", None)
+        results[name] = {**scored, "build_seconds": round(build, 3), "peak_rss_mb_after_build": round(_peak_mb(), 1)}
         if channels:
             results[name]["first_hit_channel"] = channels
     out = {"dataset": ds.name, "passages": len(ds.corpus), "questions": len(ds.questions), "k": K,

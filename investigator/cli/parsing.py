@@ -143,7 +143,15 @@ def _bench(command: Command) -> None:
                          description="recall@2/@5, MRR, nDCG@5, build and query cost per tool on a multi-hop set",
                          formatter_class=_HelpFormatter)
     _global_options(b, top=False)
-    b.add_argument("--dataset", required=True, help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout)")
+    which = b.add_mutually_exclusive_group(required=True)
+    which.add_argument("--dataset", help="JSON dataset (native, MuSiQue, HotpotQA or 2Wiki layout), its questions "
+                       "asked against its own corpus (default: none; give --dataset or --pool)")
+    which.add_argument("--pool", action="append", metavar="FILE",
+                       help="pooled mode, repeatable: question sets and distractor corpora (a list of {title, text}) "
+                       "merged into one index that every set's questions are asked against (default: none)")
+    b.add_argument("--pool-size", type=int, metavar="N", help="with --pool: keep every gold passage and a seeded "
+                   "sample of the others, N passages in all (default: the whole pool)")
+    b.add_argument("--seed", type=int, default=0, help="with --pool-size: seed of the sample")
     b.add_argument("--tool", action="append", choices=["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"],
                    help="tool, repeatable (default: all of bm25, dense, basic, graph, graph-ppr, graph+dense)")
     b.add_argument("--out", help="write the figures as JSON here, e.g. bench/results/retrieval-NAME.json "

@@ -68,16 +68,39 @@ def cmd_bench_retrieval(args: argparse.Namespace) -> int:
     import json
     import tempfile
 
-    from investigator.bench import run_retrieval_bench, to_markdown
+    tools = args.tool or ["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"]
+    if args.pool_size is not None and not args.pool:
+        print("error: --pool-size needs --pool", file=sys.stderr)
+        return 2
     from tools.benchdata import load_dataset
 
-    ds = load_dataset(Path(args.dataset))
+    ds = None if args.pool else load_dataset(Path(args.dataset))
     inv = library(args)
     with tempfile.TemporaryDirectory(prefix="inv-bench-") as tmp:
-        res = run_retrieval_bench(ds, inv.embedder, Path(tmp), args.tool or ["bm25", "dense", "basic", "graph", "graph-ppr", "graph+dense"], inv.progress)
-    res["command"] = " ".join(["investigator", "bench", "retrieval", "--dataset", args.dataset])
+        if ds is None:
+            from investigator.bench_pooled import run_pooled_bench
+            from investigator.bench_pooled import to_markdown as pooled_markdown
+
+            res = run_pooled_bench([Path(p) for p in args.pool], inv.embedder, Path(tmp), tools,
+                                   size=args.pool_size, seed=args.seed, progress=inv.progress)
+            markdown = pooled_markdown(res)
+        else:
+            from investigator.bench import run_retrieval_bench, to_markdown
+
+            res = run_retrieval_bench(ds, inv.embedder, Path(tmp), tools, inv.progress)
+            markdown = to_markdown(res)
+    res["command"] = " ".join(["investigator", "bench", "retrieval", *_bench_argv(args)])
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(res, indent=2))
-    print(to_markdown(res))
+    print(markdown)
     return 0
+
+
+def _bench_argv(args: argparse.Namespace) -> list[str]:
+    if not args.pool:
+        return ["--dataset", args.dataset]
+    argv = [a for p in args.pool for a in ("--pool", p)]
+    if args.pool_size is not None:
+        argv += ["--pool-size", str(args.pool_size), "--seed", str(args.seed)]
+    return argv + [a for t in args.tool or () for a in ("--tool", t)]
