@@ -27,7 +27,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "runbook": ("markdown",), "postmortem": ("markdown",), "doc": ("markdown",), "note": ("markdown", "chat"),
     "log": ("plain", "logfmt", "json", "syslog"),
     "trace": ("otlp", "jaeger"),
-    "metric": ("csv", "prometheus"),
+    "metric": ("csv", "prometheus", "cloudwatch", "datadog"),
     "kubernetes": ("events", "pods", "pods-wide", "describe"),
     "change": ("record", "helm", "argocd", "rollout", "flags", "ledger", "ecs", "cloudtrail", "route53", "certificates",
                "migrations"),

@@ -155,7 +155,7 @@ def test_the_rule_book_keeps_its_modules_and_classes_small():
 
 MODULE_LINES = 450
 CLASS_LINES = 200
-KNOWN_LARGE_CLASSES = {"tools/entities.py::EntityExtractor": 248}
+KNOWN_LARGE_CLASSES = {"tools/entities.py::EntityExtractor": 242}
 """Classes over the limit when the limit came (issue 20), at their size then: they may shrink, never grow.
 A class that gets under the limit leaves this list."""
 

@@ -39,6 +39,7 @@ from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
 from tools.formats import ledgers as fledgers
 from tools.formats import logs as flogs
+from tools.formats import cloudmetrics as fcloud
 from tools.formats import metrics as fmetrics
 from tools.formats import traces as ftraces
 from tools.formats.jsonspan import JSONSpanError
@@ -294,7 +295,7 @@ def _trace(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict
 
 
 def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dict[str, Any]:
-    fmt = fmetrics.detect(text) if entry.format == "auto" else entry.format
+    fmt = (fcloud.detect(text) or fmetrics.detect(text)) if entry.format == "auto" else entry.format
     meta_path = path.with_name(path.name + ".meta.yaml")
     meta: MetricMeta | None = None
     if meta_path.exists() or fmt == "csv":
@@ -305,6 +306,10 @@ def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     entity = entry.service if entry.service != "*" else None
     if fmt == "csv":
         series, bad, problem = fmetrics.parse_csv(text, meta or MetricMeta(), entry.id, entity, entry.timezone)
+    elif fmt == "cloudwatch":
+        series, bad, problem = fcloud.parse_cloudwatch(text, meta, entry.id)
+    elif fmt == "datadog":
+        series, bad, problem = fcloud.parse_datadog(text, meta, entry.id)
     else:
         series, bad, problem = fmetrics.parse_prometheus(text, meta, entry.id, entity)
     if problem:

@@ -13,6 +13,7 @@ from pathlib import Path
 from state import yamlio
 from tools.formats import catalogs as fcatalogs
 from tools.formats import changes as fchanges
+from tools.formats import cloudmetrics as fcloud
 from tools.formats import chat as fchat
 from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
@@ -71,6 +72,8 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "trace", "jaeger"
         if isinstance(data, dict) and isinstance(data.get("data"), dict) and "result" in data["data"]:
             return "metric", "prometheus"
+        if (cloud := fcloud.detect(text)) is not None:
+            return "metric", cloud
         if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs"):
             return "change", fmt
         if "involvedObject" in blob or '"reason"' in blob and '"Event' in blob:

@@ -55,6 +55,20 @@ def _value_parts(value: str) -> list[str]:
     return [p for p in re.split(r"[,\s;]+", value) if p]
 
 
+def host_of(value: str) -> str | None:
+    """The host of a URL, DSN, `host:port` or bare host name; None when the value is none of these."""
+    v = value.strip().strip("'\"")
+    if not v or " " in v:
+        return None
+    if "://" in v:
+        try:
+            return urlsplit(v).hostname
+        except ValueError:
+            return None
+    m = _HOSTISH.fullmatch(v)
+    return m.group(1) if m else None
+
+
 class EntityExtractor:
     """Known names with their kinds; finds mentions and resolves written names to entities."""
 
@@ -219,19 +233,7 @@ class EntityExtractor:
                     return got
         return None
 
-    @staticmethod
-    def host_of(value: str) -> str | None:
-        """The host of a URL, DSN, `host:port` or bare host name; None when the value is none of these."""
-        v = value.strip().strip("'\"")
-        if not v or " " in v:
-            return None
-        if "://" in v:
-            try:
-                return urlsplit(v).hostname
-            except ValueError:
-                return None
-        m = _HOSTISH.fullmatch(v)
-        return m.group(1) if m else None
+    host_of = staticmethod(host_of)
 
     def entities_in_value(self, value: str) -> list[str]:
         """Entities a config value names (a URL, DSN, host:port, host, or a list of them)."""
