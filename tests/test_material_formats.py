@@ -343,3 +343,18 @@ def test_a_result_set_exported_from_a_database_is_read_whatever_case_its_columns
     spreadsheet = json.dumps([{"Service": "checkout", "Started": "2026-04-29T10:20:00Z", "Id": "CH-1"}])
     (ch,), _ = ledgers.parse_ledger(spreadsheet, "*", "prod")
     assert (ch.id, ch.service, ch.started_at) == ("CH-1", "checkout", datetime(2026, 4, 29, 10, 20, tzinfo=UTC))
+
+
+def test_a_change_record_without_an_environment_field_takes_the_one_its_own_words_name():
+    """Deploy tools write the environment into a title, a parameter or a resource path; a record that
+    names two environments (or none) stays unknown, and so is kept out of the subject's environment."""
+    builds = json.dumps({"builds": [
+        {"displayName": "#1186 7.1.4 → prod", "timestamp": 1793206030000, "result": "SUCCESS",
+         "actions": [{"parameters": [{"name": "TARGET_ENV", "value": "prod"}]}]},
+        {"displayName": "#1185 7.2.0 → staging", "timestamp": 1793106030000},
+        {"accesses": [{"resource": "proj/stays:env/production:flag/preview"}], "date": 1793205190000, "kind": "flag",
+         "name": "Preview"},
+        {"displayTitle": "promote staging build to production", "createdAt": "2026-10-28T16:00:00Z"},
+        {"displayTitle": "deploy", "createdAt": "2026-10-28T16:05:00Z"}]})
+    got, _ = ledgers.parse_ledger(builds, "search-api", "*")
+    assert [c.environment for c in got] == ["prod", "staging", "production", "*", "*"]

@@ -29,7 +29,7 @@ from state.sources import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats.controlplane import parse_certificates, parse_cloudtrail, parse_ecs, parse_route53
 from tools.formats.logs import time_field
-from tools.formats.records import Rec, first, read_records, records, same_environment, scalar
+from tools.formats.records import Rec, first, read_records, records, same_environment, scalar, stated_environment
 from tools.formats.shape import ContentError
 
 FORMATS = ("ledger", "ecs", "cloudtrail", "route53", "certificates", "migrations")
@@ -180,6 +180,8 @@ def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None)
     if svc in ("", "*") and targets:
         svc = as_text(group) if group and len(targets) > 1 else targets[0]
     env = _env(scalar(v, *_ENV) or scalar(parent, *_ENV), environment)
+    if env in ("", "*"):  # no field says it: the record's own words may (a title, a parameter, a resource path)
+        env = stated_environment(v) or env
     flag = _flag(v, summary, kind)
     tool = _migration_tool(v, parent)
     vf, vt = _versions(v, summary)

@@ -163,6 +163,33 @@ ENV_FAMILIES: tuple[frozenset[str], ...] = (
     frozenset({"dev", "development"}), frozenset({"test", "testing", "qa", "uat"}))
 
 
+_TOKEN = re.compile(r"[A-Za-z]+")
+
+
+def stated_environment(record: Any, limit: int = 2000) -> str | None:
+    """The one environment a record's own text names, when it has no environment field: a deploy
+    tool writes it into a title (`7.1.4 → prod`), a parameter (`TARGET_ENV: prod`) or a resource path
+    (`env/production`). None when it names none, or names environments of two families (`promote
+    staging to production`): then the record's environment stays unknown."""
+    named: dict[int, str] = {}
+    seen = 0
+    stack = [record]
+    while stack and seen < limit:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
+            for tok in _TOKEN.findall(v):
+                low = tok.lower()
+                fam = next((i for i, f in enumerate(ENV_FAMILIES) if low in f), None)
+                if fam is not None:
+                    named.setdefault(fam, low)
+    return next(iter(named.values())) if len(named) == 1 else None
+
+
 def environment_names(env: str) -> list[str]:
     """Every name of `env`'s family, `env` first as written (`prod` -> prod, production, prd, live)."""
     low = env.strip().lower()
