@@ -185,12 +185,14 @@ class Profile(Frozen):
     @cached_property
     def front_templates(self) -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
         """(between, after) per front phrase: what stands between the two names, what follows the second
-        (names may be quoted or written as code)."""
+        (names may be quoted or written as code, and the first written as a host whose first label is
+        the name: `orders-db.prod.internal`)."""
         q = r"[`'\"*]*"
+        host = r"(?:\.[A-Za-z0-9-]+)*"
         out = []
         for p in self.front_phrases:
             mid, tail = p[3:].split("{b}")
-            out.append((re.compile(rf"{q}\s*{mid.strip()}\s*{q}", re.IGNORECASE),
+            out.append((re.compile(rf"{host}{q}\s*{mid.strip()}\s*{q}", re.IGNORECASE),
                         re.compile(rf"{q}{tail}", re.IGNORECASE)))
         return tuple(out)
 

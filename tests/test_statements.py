@@ -113,6 +113,8 @@ def test_a_page_opened_by_a_search_is_read_whole_for_what_it_says_changed(tmp_pa
     "pay.vip.internal is the load balancer for payments-gw.",
     "pay.vip.internal resolves to payments-gw.",
     "pay.vip.internal は payments-gw の VIP です。",
+    "`pay.vip.internal` is a CNAME to payments-gw's endpoint, and the old host is gone.",
+    "`pay.vip.internal` este acum un CNAME către payments-gw, deci totul merge acolo.",
 ])
 def test_a_sentence_that_puts_a_name_in_front_of_an_entity_states_that_hop(tmp_path, sentence):
     """An address the callers' config names, said in prose to stand in front of an entity (a VIP, a load
@@ -143,3 +145,24 @@ def test_of_several_phrases_between_two_names_the_one_nearest_the_second_says_ho
     rels = [f for f in facts_of(tmp_path, sentence) if f.kind == "relation"]
     assert [(f.source, f.target, f.via) for f in rels] == [("orders-api", "orders-db", via)]
     assert default_profile().passes_through(via) == via.endswith("'go through'")
+
+
+def test_a_host_written_for_an_entity_is_that_entity_in_front_of_another(tmp_path):
+    """`orders-db.prod.internal is a CNAME to payments-gw` names orders-db by its host; the hop is orders-db
+    → payments-gw (a database moved onto a shared instance behind its old name)."""
+    sentence = "Since January `orders-db.prod.internal` is a CNAME to payments-gw's endpoint, and the old host is gone."
+    (tmp_path / "doc.md").write_text(FRONT + sentence + "\n")
+    doc = load_source(tmp_path, SourceEntry(id="d", path="doc.md", kind="doc", groups=("ops",)))
+    reg = EntityExtractor({"payments-gw": "service", "orders-db": "database"})
+    rels = [(f.source, f.target) for f in prose_facts(doc, doc.body_start, len(doc.text), reg, default_profile())
+            if f.kind == "relation"]
+    assert rels == [("orders-db", "payments-gw")]
+
+
+@pytest.mark.parametrize("metric, role", [
+    ("pg_stat_activity_count", "saturation"), ("pg_stat_database_blks_read:rate1m", "traffic"),
+    ("mysql_global_status_questions", "traffic"), ("ReadLatency", "latency"), ("db_sessions_active", "saturation"),
+])
+def test_database_work_and_sessions_have_the_roles_of_load(metric, role):
+    """A neighbour's load on a shared database shows as its sessions and the blocks or rows it reads."""
+    assert default_profile().role_of(metric) == role
