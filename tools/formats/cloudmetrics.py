@@ -63,12 +63,19 @@ def _series(meta: MetricMeta | None, name: str, start: int, end: int, unit: str,
                   capacity=meta.capacity if meta else None, points=tuple(sorted(points, key=lambda p: p.ts)))
 
 
+def _document(text: str) -> jsonspan.J | str:
+    """The parsed JSON with its offsets, or why it is no JSON."""
+    try:
+        return jsonspan.parse(text)
+    except jsonspan.JSONSpanError as exc:
+        return str(exc)
+
+
 def parse_cloudwatch(text: str, meta: MetricMeta | None, default_metric: str
                      ) -> tuple[list[Series], list[Unparsed], str | None]:
-    try:
-        doc = jsonspan.parse(text)
-    except jsonspan.JSONSpanError as exc:
-        return [], [], f"CloudWatch JSON ({exc})"
+    doc = _document(text)
+    if isinstance(doc, str):
+        return [], [], f"CloudWatch JSON ({doc})"
     out: list[Series] = []
     bad: list[Unparsed] = []
     for n, item in enumerate(listed(doc.get("MetricDataResults"), "MetricDataResults", _CW)):
@@ -112,10 +119,9 @@ def parse_cloudwatch(text: str, meta: MetricMeta | None, default_metric: str
 
 def parse_datadog(text: str, meta: MetricMeta | None, default_metric: str
                   ) -> tuple[list[Series], list[Unparsed], str | None]:
-    try:
-        doc = jsonspan.parse(text)
-    except jsonspan.JSONSpanError as exc:
-        return [], [], f"Datadog query JSON ({exc})"
+    doc = _document(text)
+    if isinstance(doc, str):
+        return [], [], f"Datadog query JSON ({doc})"
     out: list[Series] = []
     bad: list[Unparsed] = []
     for n, item in enumerate(listed(doc.get("series"), "series", _DD)):
