@@ -11,6 +11,7 @@ temporary folder, validated, and only then moved into place: a failure leaves no
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import shutil
@@ -47,6 +48,12 @@ class AlertInfo(Frozen):
     service: str
     labels: dict[str, str] = {}
     expression: str = ""
+
+
+def fingerprint(labels: dict[str, str]) -> str:
+    """A stable hash of an alert's label set (what Alertmanager's fingerprint identifies): the
+    case id of an alert sent without a fingerprint, and the service's key for it."""
+    return hashlib.sha256(json.dumps(sorted(labels.items())).encode()).hexdigest()[:16]
 
 
 def _name(text: str) -> str:
@@ -99,7 +106,7 @@ def read_alert(path: Path) -> AlertInfo:
         q = parse_qs(urlsplit(alert["generatorURL"]).query)
         expr = expr or unquote(next(iter(q.get("g0.expr", [])), ""))
     rule = labels.get("alertname", "alert")
-    fp = alert.get("fingerprint") or _name(f"{rule}-{fired:%Y%m%d%H%M}")
+    fp = alert.get("fingerprint") or fingerprint(labels)
     text = " ".join(x for x in (ann.get("summary"), ann.get("description"), ann.get("message")) if x) or rule
     return AlertInfo(id=_name(f"{rule}-{fired:%Y%m%dT%H%M}-{fp}")[:100], rule=rule, fired_at=fired, ends_at=ends,
                      text=text, environment=env, service=service, labels=labels, expression=expr)

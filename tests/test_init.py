@@ -43,6 +43,18 @@ def test_an_alertmanager_payload_gives_subject_window_and_rule(tmp_path):
     assert "histogram_quantile" in a.expression
 
 
+def test_an_alert_without_a_fingerprint_is_named_by_rule_time_and_label_hash(tmp_path):
+    one = {k: v for k, v in PAYLOAD["alerts"][0].items() if k != "fingerprint"}
+    other = {**one, "labels": {**one["labels"], "service": "search-api"}}
+    ids = []
+    for i, alert in enumerate((one, other)):
+        (tmp_path / f"{i}.json").write_text(json.dumps({**PAYLOAD, "alerts": [alert]}))
+        ids.append(read_alert(tmp_path / f"{i}.json").id)
+    assert ids[0].startswith("ProfileApiLatencyHigh-20260819T1410-")
+    assert ids[0].count("ProfileApiLatencyHigh") == 1, "the rule is named once, not again as a stand-in fingerprint"
+    assert ids[0] != ids[1], "two alerts of one rule and minute with other labels are two cases"
+
+
 def test_a_plain_text_alert_is_read_too(tmp_path):
     (tmp_path / "a.txt").write_text("[FIRING] prod/checkout error rate 9 % since 2026-06-11T14:04:00+02:00\n")
     a = read_alert(tmp_path / "a.txt")

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from investigator.init import _name, read_alert
+from investigator.init import _name, fingerprint, read_alert
 from tools.formats.logs import parse_time
 from state import Frozen
 from state.errors import CaseError, InvestigatorError
@@ -70,11 +70,6 @@ class Parsed(Frozen):
     alerts: tuple[AlertIn, ...]
     resolved: int = 0
     """Resolved alerts in the body: acknowledged, not investigated."""
-
-
-def fingerprint(labels: dict[str, str]) -> str:
-    """A stable hash of an alert's label set (what Alertmanager's fingerprint identifies)."""
-    return hashlib.sha256(json.dumps(sorted(labels.items())).encode()).hexdigest()[:16]
 
 
 def _str_map(value: Any, field: str) -> dict[str, str]:
