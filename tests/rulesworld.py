@@ -64,8 +64,22 @@ def change(cid: str, entity: str, minute: float, *, type_: str = "deployment", k
                       rollback_of=rollback_of)
 
 
-def names(writer: str, name: str, minute: float, kind: str = "config_key") -> MentionFact:
-    return MentionFact(entity=writer, name=name, name_kind=kind, ts=at(minute), severity="error", anomalous=True)
+def names(writer: str, name: str, minute: float, kind: str = "config_key", severity: str = "error") -> MentionFact:
+    return MentionFact(entity=writer, name=name, name_kind=kind, ts=at(minute), severity=severity, anomalous=True)
+
+
+def lines(entity: str, onset_min: float) -> SignalFact:
+    """A burst of warning/error lines of `entity` from `onset_min`."""
+    return SignalFact(entity=entity, signal="logs", name="bad lines", role="errors", unit="lines/min", direction="up",
+                      anomalous=True, onset=at(onset_min), baseline=0.0, level=3.0, series=f"logs:{entity}")
+
+
+def fall(entity: str, onset_min: float, base: float = 80.0, level: float = 30.0, *, name: str = "processed_per_s") -> SignalFact:
+    """Work done (a traffic series) falling from `base` to `level` at `onset_min`."""
+    pts = tuple((at(m), base if m < onset_min else level) for m in range(-60, 21))
+    return SignalFact(entity=entity, signal="metric", name=name, role="traffic", unit="1/s", direction="down",
+                      anomalous=True, onset=at(onset_min), baseline=base, level=level, ratio=level / base,
+                      delta=level - base, series=f"{name}:{entity}", points=pts)
 
 
 class World:

@@ -1652,3 +1652,23 @@ def test_bad_lines_that_blame_an_unnamed_upstream_are_counted_as_such(tmp_path):
     facts = derive_signals.log_facts(doc, "api", registry(api="service"), P, rng)
     up = [f for f in facts if isinstance(f, MentionFact) and f.name == UPSTREAM]
     assert up and up[0].anomalous
+
+
+def test_a_name_both_warnings_and_errors_carry_is_quoted_from_an_error_line(tmp_path):
+    """Where a burst naming something holds warnings and errors, the mention is an error one and
+    quotes its first error line: that is where the errors point (docs/deciding.md §4)."""
+    from state.facts import MentionFact
+
+    t0 = utc(2026, 4, 29, 2, 30)
+    lines = [f"{(t0 + timedelta(minutes=m)).isoformat().replace('+00:00', 'Z')} INFO api handled request" for m in range(0, 40)]
+    lines += [f"{(t0 + timedelta(minutes=30, seconds=s)).isoformat().replace('+00:00', 'Z')} WARN api slow answer from "
+              f"payments" for s in range(0, 120, 20)]
+    lines += [f"{(t0 + timedelta(minutes=32, seconds=s)).isoformat().replace('+00:00', 'Z')} ERROR api call to payments "
+              f"failed: timeout" for s in range(0, 300, 20)]
+    doc = load(tmp_path, "logs/api.log", "\n".join(sorted(lines)), "log", environment="prod")
+    rng = Range(baseline_from=t0, search_from=t0 + timedelta(minutes=25), end=t0 + timedelta(minutes=45))
+    facts = derive_signals.log_facts(doc, "api", registry(api="service", payments="service"), P, rng)
+    m = next(f for f in facts if isinstance(f, MentionFact) and f.name == "payments")
+    assert m.anomalous and m.severity == "error"
+    assert "ERROR api call to payments failed" in m.at.quote
+    assert m.ts == t0 + timedelta(minutes=30), "the burst still begins at its first line"

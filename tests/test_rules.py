@@ -6,13 +6,13 @@ what follows: which path, which root, which cause, which verdict.
 
 from __future__ import annotations
 
-from rulesworld import World, at, case, change, dep, flat, names, rise
+from rulesworld import World, at, case, change, dep, fall, flat, lines, names, rise
 
 from graphs.rulebook.anomalies import entity_state
 from graphs.rulebook.causal_chain import decide_causal
 from graphs.rulebook.cause import cause_at
 from graphs.rulebook.counter_evidence import decide_counter_evidence
-from graphs.rulebook.path import explains
+from graphs.rulebook.path import explains, named_by
 from graphs.rulebook.root import trace
 from state.case import CausalChainClaim, CounterEvidenceClaim
 from state.facts import UPSTREAM
@@ -124,6 +124,18 @@ def test_two_changes_and_nothing_naming_either_leave_the_cause_inferred():
     w.read(change("CFG-2", "s1", -5, type_="config_push", keys=("other_key",)), source_kind="change")
     d, _k = decide(w)
     assert d.verdict == "inferred" and any("which of" in m for m in d.missing)
+
+
+def test_of_two_changes_in_doubt_the_deployment_a_pipeline_run_wraps_is_the_one_named():
+    """A CI run and the deployment it drove are two records of one rollout: while the cause stays in
+    doubt, the record of what took effect (the inner span) is named, not the run around it."""
+    w = cascade(depth=1)
+    w.evidence = [e for e in w.evidence if not any(getattr(f, "kind", "") == "change" for f in e.facts)]
+    w.read(change("RUN-418", "s1", -1, type_="deployment").model_copy(update={"started_at": at(-9)}),
+           change("ECS-58", "s1", -2, type_="deployment").model_copy(update={"started_at": at(-6)}), source_kind="change")
+    d, _k = decide(w)
+    assert d.verdict == "inferred" and any("which of" in m for m in d.missing), d.missing
+    assert d.root_cause is not None and d.root_cause.change == "ECS-58"
 
 
 def test_a_change_after_the_onset_is_not_a_cause():
@@ -461,6 +473,79 @@ def test_a_queue_whose_backlog_grows_is_looked_through_to_the_consumer_that_slow
     d, _k = decide(w)
     assert d.root_cause is not None and d.root_cause.entity == "worker" and d.verdict == "confirmed", d.missing
     assert "jobs-q" in {a.what for a in d.alternatives}
+
+
+def _drained(*, worker_falls_at: float | None) -> World:
+    """web → q (a queue); `worker` and `reporter` are stated users of q; q's backlog grows from -3; the
+    worker's processing rate falls at `worker_falls_at` (None: it stays level); a flag of the worker at -5."""
+    w = World(kinds={"q": "queue"})
+    w.read(rise("web", 0), names("web", "q", 0, kind="queue"))
+    w.read(dep("web", "q", "calls", "config queue_url"), dep("worker", "q"), dep("reporter", "q"), source_kind="catalog")
+    w.read(rise("q", -3, base=2, level=600, role="saturation", unit="s", name="oldest_message_age"))
+    w.read(fall("worker", worker_falls_at) if worker_falls_at is not None else flat("worker", 80, role="traffic", unit="1/s"),
+           flat("worker", 110, name="handle_p95_ms"))
+    w.read(flat("reporter", 5, role="traffic", unit="1/s"))
+    w.read(change("FLAG-1", "worker", -5, type_="feature_flag"), source_kind="change")
+    w.everything_looked("web", "q", "worker", "reporter")
+    return w
+
+
+def test_a_queue_whose_backlog_grows_is_followed_to_the_user_whose_processing_rate_fell_first():
+    """A backlog grows when what drains the queue slows down: a stated user of the queue whose
+    processing rate fell no later than the backlog rose is the next hop, though nothing names it."""
+    d, _k = decide(_drained(worker_falls_at=-4))
+    assert d.root_cause is not None and d.root_cause.entity == "worker" and d.root_cause.change == "FLAG-1", d.missing
+    assert d.root_cause.path == ("web", "q", "worker")
+    assert d.path[1].relation == "drained by" and "drains q" in d.path[1].note
+    assert next(a for a in d.alternatives if a.what == "reporter").status == "refuted"
+
+
+def test_a_queue_whose_users_all_kept_their_pace_ends_the_path_without_a_drain():
+    d, _k = decide(_drained(worker_falls_at=None))
+    assert d.root_cause is None or d.root_cause.entity != "worker", d.root_cause
+    assert d.verdict != "confirmed"
+
+
+def test_a_user_of_the_queue_that_slowed_only_after_the_backlog_grew_is_no_drain():
+    d, _k = decide(_drained(worker_falls_at=4))
+    assert d.root_cause is None or d.root_cause.entity != "worker", d.root_cause
+
+
+def test_a_hop_is_timed_from_the_callers_lines_that_name_it_not_from_its_earlier_unrelated_warnings():
+    """web's first bad lines (a trickle naming nothing below) began six minutes before its measured
+    rise; its error lines naming s1 began with that rise. s1, anomalous a minute before them, explains
+    web along that hop."""
+    w = World()
+    w.read(rise("web", 0), lines("web", -6), names("web", "s1", -0.5, kind="service"))
+    w.read(dep("web", "s1"), source_kind="catalog")
+    w.read(rise("s1", -1))
+    w.read(change("CFG-1", "s1", -3, type_="config_push", keys=("pool_size",)), source_kind="change")
+    w.everything_looked("web", "s1")
+    d, k = decide(w)
+    assert entity_state(k, "web").onset == at(-6)
+    assert explains(k, entity_state(k, "web"), entity_state(k, "s1")).explains
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("s1", "CFG-1"), d.missing
+
+
+def test_a_hop_is_still_timed_from_a_measured_rise_of_the_caller_that_began_before_the_lines_naming_it():
+    w = World()
+    w.read(rise("web", -6), names("web", "s1", 0, kind="service"))
+    w.read(dep("web", "s1"), source_kind="catalog")
+    w.read(rise("s1", -1))
+    w.everything_looked("web", "s1")
+    k = w.knowledge()
+    assert not explains(k, entity_state(k, "web"), entity_state(k, "s1")).explains
+
+
+def test_where_error_lines_name_a_dependency_a_name_only_warnings_carry_does_not_lead():
+    w = World()
+    w.read(rise("web", 0), names("web", "gw", -6, kind="service", severity="warning"),
+           names("web", "s1", 0, kind="service"))
+    assert named_by(w.knowledge(), "web") == {"s1"}
+    quiet = World()
+    quiet.read(rise("web", 0), names("web", "gw", -6, kind="service", severity="warning"),
+               names("web", "s1", 0, kind="service", severity="warning"))
+    assert named_by(quiet.knowledge(), "web") == {"gw", "s1"}, "with no error line, the warnings say where"
 
 
 def test_a_change_sent_to_a_group_of_targets_is_a_change_of_each_target():

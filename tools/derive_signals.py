@@ -121,7 +121,11 @@ def mention_facts(doc: SourceDoc, entity: str, items: Sequence[tuple[datetime, s
         first = items[inside[0]]
         at_item = first
         if v.anomalous and v.onset is not None:
-            at_item = next((items[i] for i in inside if items[i][0] >= v.onset), first)
+            # the quote is the first of its most severe lines from the burst on: an error line naming it
+            # says more of where the errors point than a warning before it
+            burst = [items[i] for i in inside if items[i][0] >= v.onset] or [first]
+            worst = max(SEVERITY_RANK.get(x[1], 0) for x in burst)
+            at_item = next(x for x in burst if SEVERITY_RANK.get(x[1], 0) == worst)
         out.append(MentionFact(entity=entity, name=name, name_kind=kinds[name], ts=v.onset if v.anomalous else first[0],
                                severity=at_item[1], anomalous=v.anomalous, at=span(doc, at_item[3], at_item[4])))
     out.sort(key=lambda m: (not m.anomalous, m.ts, m.name))

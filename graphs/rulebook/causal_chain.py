@@ -37,9 +37,11 @@ def _path_hops(k: Knowledge, t: Trace, claim: CausalChainClaim) -> list[Hop]:
         status, ids, note = relation_status(k, node.via, claim.requires_owner_verification)
         relation = node.via[0][0].relation if node.via and hasattr(node.via[0][0], "relation") else "depends_on"
         what = (f"{b} also uses {a}; its load rose first" if node.sideways
+                else f"{b} drains {a} ({note}); {b} slowed since {k.clock(node.state.onset)}" if node.drains
                 else f"{a} {relation.replace('_', ' ')} {b} ({note}); {b} anomalous since {k.clock(node.state.onset)}")
         evidence = tuple(dict.fromkeys([*ids, *node.state.evidence]))
-        hops.append(Hop(source=a, target=b, relation=relation if not node.sideways else "shares", evidence_ids=evidence,
+        hops.append(Hop(source=a, target=b, relation="shares" if node.sideways else "drained by" if node.drains else relation,
+                        evidence_ids=evidence,
                         status=status, note=what, onset=node.state.onset, round=_round_of(k, evidence)))
     return hops
 

@@ -164,7 +164,10 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
             res.ambiguous = True
             res.missing.append(f"which of {', '.join(c.change.id for c in res.candidates)} caused it: an error line, "
                                f"span or event of {root} naming what one of them changed, or a rollback that ended it")
-            chosen = (named or res.candidates)[-1]
+            pool = named or res.candidates
+            # named while in doubt: the latest, but never a record whose run spans another's of the same
+            # type (a pipeline run around the deployment it drove: the inner record is what took effect)
+            chosen = [c for c in pool if not any(_wraps(c.change, o.change) for o in pool)][-1]
     if chosen is not None and len(path) == 1 and not chosen.implicated and not res.ambiguous:
         # the subject is the root only because nothing below it shows an anomaly: timing alone is not enough
         res.ambiguous = True
@@ -217,6 +220,14 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
 CHANGE_KINDS = frozenset(get_args(CauseKind)) - {"noisy_neighbour", "capacity", "other"}
 """The change types a root cause names as its kind (§9); any other type is `other`. Taken from the
 report's `CauseKind`, not from the profile's `change_types`, which a case may extend."""
+
+
+def _wraps(a: ChangeFact, b: ChangeFact) -> bool:
+    """`a`'s run spans `b`'s, of the same type, and they are not the same span."""
+    if a.id == b.id or a.type != b.type or None in (a.started_at, b.started_at, a.effective, b.effective):
+        return False
+    return (a.started_at <= b.started_at and b.effective <= a.effective  # type: ignore[operator]
+            and (a.started_at, a.effective) != (b.started_at, b.effective))
 
 
 def _cause_kind(change_type: str) -> str:

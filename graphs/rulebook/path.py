@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from graphs.rulebook.anomalies import EntityState, entity_state
+from graphs.rulebook.anomalies import EntityState, entity_state, is_bad
 from graphs.rulebook.knowledge import HOST_KINDS, Knowledge, Ref
 from state.facts import UPSTREAM, SignalFact
+from state.telemetry import SEVERITY_RANK
 
 TIME_UNITS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "millis": 1.0, "milliseconds": 1.0, "s": 1000.0,
               "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0}
+LINE_SIGNALS = ("logs", "events", "traces")
+"""Signals made of lines (a burst of bad lines, sampled spans), as against a measured series."""
+
 SHARE_UNITS = {"%": 0.01, "percent": 0.01, "pct": 0.01, "share": 1.0, "ratio": 1.0, "fraction": 1.0}
 """Units in which two anomalies compare (§4: latency in time units, error shares), with the factor to
 a common unit. The time units overlap the profile's `unit_roles.latency`, which has no factors."""
@@ -49,13 +54,28 @@ class Explanation:
     why: str
 
 
+def onset_along(k: Knowledge, upper: EntityState, lower: str) -> datetime | None:
+    """When `upper` began to fail as seen along its hop to `lower` (§4): where its bursting bad lines
+    name `lower`, their onset, unless a measured (non-line) anomaly of `upper` began earlier; bad lines
+    of its that named only other things before then are another branch's. Else `upper`'s onset."""
+    if upper.how != "own" or upper.onset is None:
+        return upper.onset
+    named = [m.ts for m, _e in k.mentions.get(upper.entity, []) if m.anomalous and m.name == lower]
+    if not named:
+        return upper.onset
+    measured = [f.onset for f, _e in upper.anomalies
+                if isinstance(f, SignalFact) and f.signal not in LINE_SIGNALS and f.onset is not None]
+    return max(upper.onset, min([min(named), *measured]))
+
+
 def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanation:
     tol = k.case.window.onset_tolerance
-    if not lower.anomalous or upper.onset is None or lower.onset is None:
+    start = onset_along(k, upper, lower.entity)
+    if not lower.anomalous or start is None or lower.onset is None:
         return Explanation(False, False, f"{lower.entity} shows no anomaly")
-    if lower.onset > upper.onset + tol:
+    if lower.onset > start + tol:
         return Explanation(False, False, f"{lower.entity}'s onset {k.clock(lower.onset)} is after "
-                                         f"{upper.entity}'s {k.clock(upper.onset)} (+{int(tol.total_seconds())} s)")
+                                         f"{upper.entity}'s {k.clock(start)} (+{int(tol.total_seconds())} s)")
     best: tuple[float, float, SignalFact, SignalFact] | None = None
     for uf, _ue in upper.anomalies:
         if not isinstance(uf, SignalFact) or uf.delta is None:
@@ -82,7 +102,7 @@ def explains(k: Knowledge, upper: EntityState, lower: EntityState) -> Explanatio
                                             f"{int(frac * 100)} % of {upper.entity}'s {uf.name} rise ({uf.delta:g} {uf.unit}):"
                                             f" {upper.entity} amplified it")
     return Explanation(True, True, f"{lower.entity} anomalous since {k.clock(lower.onset)}, not after "
-                                   f"{upper.entity}'s onset {k.clock(upper.onset)}")
+                                   f"{upper.entity}'s onset {k.clock(start)}")
 
 
 # --- the path ----------------------------------------------------------------------------------
@@ -98,6 +118,8 @@ class Node:
     depth: int = 0
     via_named: bool = False
     """Its caller's bursting error lines name it: the anomaly itself points along this hop."""
+    drains: bool = False
+    """Reached from a conduit (its parent) as what drains it: the relation states entity -> parent."""
 
 
 @dataclass
@@ -162,8 +184,12 @@ def _deps(k: Knowledge, entity: str) -> dict[str, list[Ref]]:
 
 
 def named_by(k: Knowledge, entity: str) -> set[str]:
-    """Entities the bursting warning/error lines (spans, events) of `entity` name: where its errors point."""
-    return {m.name for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name not in (entity, UPSTREAM)}
+    """Entities the bursting warning/error lines (spans, events) of `entity` name: where its errors point.
+    Where its bursting error lines name something, those names are where they point; a name only its
+    warnings carry is a side note then (§4)."""
+    said = [m for m, _e in k.mentions.get(entity, []) if m.anomalous and m.name not in (entity, UPSTREAM)]
+    errors = {m.name for m in said if SEVERITY_RANK.get(m.severity, 0) >= SEVERITY_RANK["error"]}
+    return errors or {m.name for m in said}
 
 
 def blames_upstream(k: Knowledge, entity: str) -> bool:
@@ -235,10 +261,49 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
             else:
                 t.need("relations", x, f"what {x} depends on")
+        if k.kind(x) in CONDUITS and x != subject:
+            children += _drains(k, t, x, node)
         frontier.extend(sorted(children, key=lambda e: (t.nodes[e].state.onset, e)))
         if not children:
             t.roots.append(x)
     return t
+
+
+def _drains(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
+    """What drains the conduit `x` (§4): a backlog grows when what takes work off it slows down, so a user
+    of `x` (other than the caller the path came from) whose processing rate fell, or whose own signals
+    went bad, no later than `x`'s onset is where the path goes on."""
+    if not k.searches.done("relations", x, direction="consumers"):
+        t.need("consumers", x, f"what drains {x}: its backlog grows when they slow down")
+        return []
+    onset, tol = node.state.onset, k.case.window.onset_tolerance
+    out = []
+    for c, refs in sorted(k.consumers_of(x).items()):
+        if c == node.parent or c in t.nodes or c in t.checked or k.kind(c) == "component" or onset is None:
+            continue
+        st = entity_state(k, c)
+        if st.status == "unknown":
+            t.need("telemetry", c, f"whether {c}, which uses {x}, slowed down before its backlog grew")
+            continue
+        if st.status == "denied":
+            t.block(c, st.denied)
+            t.checked[c] = f"{c}'s telemetry is not readable ({', '.join(st.denied)})"
+            continue
+        slowed = sorted((r for r in (*st.anomalies, *st.normal) if isinstance(r[0], SignalFact) and r[0].onset is not None
+                         and r[0].onset <= onset + tol and (is_bad(r[0]) or _fell(r[0]))), key=lambda r: r[0].onset)
+        if not slowed:
+            t.checked[c] = f"{c} (also uses {x}) shows no slowdown before {x}'s onset {k.clock(onset)}"
+            continue
+        rest = tuple(r for r in (*st.anomalies, *st.normal) if r not in slowed)
+        state = EntityState(c, "anomalous", slowed[0][0].onset, "own", tuple(slowed), rest, st.load)
+        t.nodes[c] = Node(c, state, x, tuple(refs), depth=node.depth + 1, drains=True)
+        out.append(c)
+    return out
+
+
+def _fell(sig: SignalFact) -> bool:
+    """Work done fell: a traffic series (messages processed, requests served) departed down."""
+    return sig.anomalous and sig.decidable and sig.role == "traffic" and sig.direction == "down"
 
 
 def _expand(k: Knowledge, t: Trace, x: str, node: Node, deps: dict[str, list[Ref]],
