@@ -215,6 +215,7 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
         # its own lines, spans and events name what its errors involve (implication, callers' view)
         t.need("telemetry", subject, f"every signal of {subject}, whose own lines name where its errors come from")
     frontier: deque[str] = deque([subject])
+    drained: set[str] = set()
     while frontier:
         x = frontier.popleft()
         node = t.nodes[x]
@@ -261,11 +262,18 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
                 t.defer("relations", x, f"what else {x} depends on (its errors already point along the path)")
             else:
                 t.need("relations", x, f"what {x} depends on")
-        if k.kind(x) in CONDUITS and x != subject:
-            children += _drains(k, t, x, node)
         frontier.extend(sorted(children, key=lambda e: (t.nodes[e].state.onset, e)))
         if not children:
             t.roots.append(x)
+        if not frontier and t.roots and all(k.kind(r) in CONDUITS and r != subject for r in t.roots):
+            # every branch ends at a queue, which is a root only when nothing else is: what drains it is
+            # looked at (once per queue; the branches it opens are walked like any other)
+            for r in [r for r in t.roots if r not in drained]:
+                drained.add(r)
+                kids = _drains(k, t, r, t.nodes[r])
+                if kids:
+                    t.roots.remove(r)
+                    frontier.extend(sorted(kids, key=lambda e: (t.nodes[e].state.onset, e)))
     return t
 
 
