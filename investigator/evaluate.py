@@ -177,8 +177,8 @@ def change_matches(found: str | None, expected: str | None, ref: dict[str, Any] 
 
 def _unspecified_change(kind: str | None, change: str | None, ref: dict[str, Any] | None) -> bool:
     """A gold root cause that names no change (by id or reference) and is not a cause without one
-    (capacity: no change at all) does not constrain the change the run names."""
-    return change is None and not ref and kind != "capacity"
+    (capacity, a third party's own failure: no change at all) does not constrain the change the run names."""
+    return change is None and not ref and kind not in ("capacity", "external")
 
 
 def _extra(expected: Expected, key: str) -> Any:

@@ -148,6 +148,8 @@ def what_changed(c: ClaimView) -> str:
         if rc.kind == "capacity":
             return (f"capacity: {rc.element} reached" if rc.element and rc.element != rc.entity
                     else "its own traffic rose, with no change before its onset")
+        if rc.kind == "external":
+            return "a third party's own failure, with nothing of ours changed before its onset"
         return kind
     head = (f"noisy neighbour, after its change {rc.change}" if rc.kind == "noisy_neighbour"
             else f"{kind} {rc.change}")

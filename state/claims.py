@@ -18,7 +18,7 @@ StopKind = Literal[
 HopStatus = Literal["applicable", "unknown", "inapplicable", "untrusted"]
 CauseKind = Literal[
     "deployment", "config_push", "feature_flag", "certificate", "dns", "rollback", "infrastructure",
-    "schema_migration", "noisy_neighbour", "capacity", "other",
+    "schema_migration", "noisy_neighbour", "capacity", "external", "other",
 ]
 
 

@@ -21,6 +21,7 @@ def test_a_history_reference_matches_the_documented_id_of_that_revision():
 def test_a_gold_that_could_not_name_the_change_leaves_it_unconstrained_but_capacity_wants_none():
     assert _unspecified_change("deployment", None, None) and _unspecified_change("noisy_neighbour", None, None)
     assert not _unspecified_change("capacity", None, None)
+    assert not _unspecified_change("external", None, None), "a third party's own failure names no change of ours"
     assert not _unspecified_change("deployment", "DEP-7", None)
     assert not _unspecified_change("deployment", None, {"format": "helm", "revision": 3})
 

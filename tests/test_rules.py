@@ -548,6 +548,53 @@ def test_where_error_lines_name_a_dependency_a_name_only_warnings_carry_does_not
     assert named_by(quiet.knowledge(), "web") == {"gw", "s1"}, "with no error line, the warnings say where"
 
 
+def _provider(*, own_probe: bool = True, egress_change: bool = False) -> World:
+    """web → relay → sms (a third party); sms anomalous from -3 on its own probe (or, without it, only as
+    relay's errors name it); a deployment of relay at -6; relay's calls pass through `egress`."""
+    w = World(kinds={"sms": "external", "egress": "host"})
+    w.read(rise("web", 0), names("web", "relay", 0, kind="service"))
+    w.read(rise("relay", -2), names("relay", "sms", -2, kind="external"))
+    w.read(dep("web", "relay"), dep("relay", "sms"), dep("relay", "egress", "calls", "sentence 'go through'"),
+           source_kind="catalog")
+    if own_probe:
+        w.read(rise("sms", -3, base=0.2, level=4.0, unit="s", name="probe_duration_seconds"))
+    w.read(change("DEP-relay", "relay", -6), source_kind="change")
+    if egress_change:
+        w.read(change("FW-12", "egress", -4, type_="config_push", keys=("allowlist",)), source_kind="change")
+    w.everything_looked("web", "relay", "sms", "egress")
+    return w
+
+
+def test_a_third_party_failing_on_its_own_probe_with_nothing_of_ours_changed_is_the_cause():
+    """A provider outside the organisation has no change log of ours: when its own probe shows the
+    failure first, and nothing of ours changed at it or on the way to it, its own failure is the cause."""
+    d, _k = decide(_provider())
+    assert d.verdict == "confirmed", d.missing
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.kind, d.root_cause.change) == ("sms", "external", None)
+    assert next(a for a in d.alternatives if a.what == "DEP-relay").status == "refuted"
+
+
+def test_a_third_party_seen_failing_only_through_our_calls_is_not_blamed_on_its_own():
+    d, _k = decide(_provider(own_probe=False))
+    assert d.verdict != "confirmed" and (d.root_cause is None or d.root_cause.kind != "external"), d.root_cause
+
+
+def test_a_change_of_ours_at_the_onset_that_nothing_places_keeps_a_third_partys_failure_in_doubt():
+    """Blaming a third party is a claim that nothing of ours did it: an unplaced change at the onset
+    (a network change nobody related to the path) leaves it inferred."""
+    w = _provider()
+    w.read(change("NET-7", "core-router", -3, type_="config_push"), source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause is not None and d.root_cause.kind == "external"
+    assert d.verdict == "inferred" and any("NET-7" in m for m in d.missing), d.missing
+
+
+def test_a_change_on_the_way_to_a_third_party_is_the_cause_not_the_third_party():
+    """Our probe of a provider goes the way our calls go: an egress change at the onset breaks both."""
+    d, _k = decide(_provider(egress_change=True))
+    assert d.root_cause is not None and d.root_cause.kind != "external" and d.root_cause.change == "FW-12", d.root_cause
+
+
 def test_a_change_sent_to_a_group_of_targets_is_a_change_of_each_target():
     w = cascade(depth=1)
     w.evidence = [e for e in w.evidence if not any(getattr(f, "kind", "") == "change" for f in e.facts)]

@@ -18,7 +18,7 @@ from graphs.rulebook.changes import puts_back
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.limits import at_limit
 from graphs.rulebook.path import Trace
-from graphs.rulebook.root import fronting
+from graphs.rulebook.root import THIRD_PARTY, change_candidates, fronting
 from state.claims import CauseKind
 from state.facts import ChangeFact, MentionFact, SignalFact
 from state.keys import canon_key
@@ -212,12 +212,28 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                                                  f"{a.key} = {a.limit:g} at {k.clock(a.reached)} with no change "
                                                  f"before its onset")
         return res
+    if (k.kind(root) in THIRD_PARTY and node.state.how == "own" and k.searches.done("changes", root)
+            and all(k.searches.done("changes", x) and not change_candidates(k, x, onset) for x in fronting(k, t))):
+        # a third party failing on its own signals (a probe of it, its own status), with nothing of ours
+        # changed at it, no load of ours on it and no limit of ours reached: its own failure is the cause
+        res.cause = Cause(entity=root, kind="external", evidence=tuple(e for _f, e in node.state.anomalies),
+                          summary=f"{root}, run outside the organisation, failed on its own (anomalous since "
+                                  f"{k.clock(onset)}) with no change, load or limit of ours before its onset")
+        # a claim of absence: a change of ours at the onset that no stated relation places could still
+        # be on the way (a network path nobody wrote down), so it keeps the cause in doubt
+        stray = sorted({ch.id for ch, _e in k.changes if ch.type != "rollback" and ch.effective is not None
+                        and lo <= ch.effective <= hi and not any(x in path for x in ch.about)})
+        if stray:
+            res.ambiguous = True
+            res.missing.append(f"whether {', '.join(stray)} (changes of ours at {root}'s onset that no stated "
+                               f"relation places off the way to it) broke our way to {root}")
+        return res
     res.missing.append(f"a change, a consumer's load, a traffic rise or a configured limit reached that explains "
                        f"{root}'s anomaly (onset {k.clock(onset)}): {root}'s changes in {k.clock(lo, '%H:%M')}–{k.clock(hi, '%H:%M')}")
     return res
 
 
-CHANGE_KINDS = frozenset(get_args(CauseKind)) - {"noisy_neighbour", "capacity", "other"}
+CHANGE_KINDS = frozenset(get_args(CauseKind)) - {"noisy_neighbour", "capacity", "external", "other"}
 """The change types a root cause names as its kind (§9); any other type is `other`. Taken from the
 report's `CauseKind`, not from the profile's `change_types`, which a case may extend."""
 

@@ -88,12 +88,17 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
     return out
 
 
+THIRD_PARTY = ("external",)
+"""Entity kinds run outside the organisation: nothing of ours records their changes (§5)."""
+
+
 def fronting(k: Knowledge, t: Trace) -> list[str]:
-    """What stands on the way to a root that only its callers see failing (its own signals healthy): the
-    entities with a stated relation to it that have no telemetry of their own — its load balancer,
-    proxy, pooler, DNS name, certificate. A change of those breaks the way to it."""
+    """What stands on the way to a root that only its callers see failing (its own signals healthy), or to
+    a third party (whose probe runs the same way our calls do): the entities with a stated relation to it
+    that have no telemetry of their own — its load balancer, proxy, pooler, egress, DNS name,
+    certificate. A change of those breaks the way to it."""
     root = t.root
-    if root is None or t.nodes[root].state.how != "callers":
+    if root is None or (t.nodes[root].state.how != "callers" and k.kind(root) not in THIRD_PARTY):
         return []
     near = set(k.consumers_of(root))  # what forwards to it (stands in front), not what it depends on
     # what the caller's calls are stated to pass through on their way (`its calls to the partners go
