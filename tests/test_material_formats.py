@@ -358,3 +358,31 @@ def test_a_change_record_without_an_environment_field_takes_the_one_its_own_word
         {"displayTitle": "deploy", "createdAt": "2026-10-28T16:05:00Z"}]})
     got, _ = ledgers.parse_ledger(builds, "search-api", "*")
     assert [c.environment for c in got] == ["prod", "staging", "production", "*", "*"]
+
+
+ADMIN_TASKS = json.dumps({"userTasks": [
+    {"Status": "Completed", "RequestURL": "GET /kafkacruisecontrol/proposals?json=true",
+     "UserTaskId": "t-1", "StartMs": 1769491862000},
+    {"Status": "Completed", "RequestURL": "POST /kafkacruisecontrol/rebalance?dryrun=true&json=true",
+     "UserTaskId": "t-2", "StartMs": 1769492020000},
+    {"Status": "Completed", "RequestURL": "POST /kafkacruisecontrol/rebalance?dryrun=false&json=true",
+     "UserTaskId": "t-3", "StartMs": 1769492292000},
+    {"method": "PUT", "url": "/admin/v1/limits", "taskId": "t-4", "startMs": 1769492400000}]}, indent=2)
+
+
+def test_an_admin_apis_task_list_gives_the_calls_that_change_something_typed_by_their_path(tmp_path):
+    """An admin API's record of the calls made to it (Cruise Control's `user_tasks`, an audit of
+    requests): reads and dry runs change nothing; a call with no type field is of the change type the
+    words of its path name in the profile (`rebalance`), else of the ledger's default; its id and
+    epoch-millisecond start are its own."""
+    from tools.profile import default_profile
+
+    profile = default_profile()
+    got, bad = ledgers.parse_ledger(ADMIN_TASKS, "events-kafka", "prod", None, profile.known_change_type)
+    assert not bad and [c.id for c in got] == ["t-3", "t-4"]
+    rebalance, limits = got
+    assert profile.change_type(rebalance.type) == "infrastructure" and limits.type == "deployment"
+    assert rebalance.started_at == datetime(2026, 1, 27, 5, 38, 12, tzinfo=UTC)
+    assert rebalance.summary.startswith("POST /kafkacruisecontrol/rebalance?dryrun=false")
+    for ch in got:
+        _cites(ADMIN_TASKS, ch)

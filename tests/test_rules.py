@@ -475,13 +475,15 @@ def test_a_queue_whose_backlog_grows_is_looked_through_to_the_consumer_that_slow
     assert "jobs-q" in {a.what for a in d.alternatives}
 
 
-def _drained(*, worker_falls_at: float | None) -> World:
+def _drained(*, worker_falls_at: float | None, queue_slow: bool = False) -> World:
     """web → q (a queue); `worker` and `reporter` are stated users of q; q's backlog grows from -3; the
     worker's processing rate falls at `worker_falls_at` (None: it stays level); a flag of the worker at -5."""
     w = World(kinds={"q": "queue"})
     w.read(rise("web", 0), names("web", "q", 0, kind="queue"))
     w.read(dep("web", "q", "calls", "config queue_url"), dep("worker", "q"), dep("reporter", "q"), source_kind="catalog")
     w.read(rise("q", -3, base=2, level=600, role="saturation", unit="s", name="oldest_message_age"))
+    if queue_slow:
+        w.read(rise("q", -3, base=20, level=900, name="fetch_p99_ms"))
     w.read(fall("worker", worker_falls_at) if worker_falls_at is not None else flat("worker", 80, role="traffic", unit="1/s"),
            flat("worker", 110, name="handle_p95_ms"))
     w.read(flat("reporter", 5, role="traffic", unit="1/s"))
@@ -498,6 +500,15 @@ def test_a_queue_whose_backlog_grows_is_followed_to_the_user_whose_processing_ra
     assert d.root_cause.path == ("web", "q", "worker")
     assert d.path[1].relation == "drained by" and "drains q" in d.path[1].note
     assert next(a for a in d.alternatives if a.what == "reporter").status == "refuted"
+
+
+def test_a_queue_whose_own_answers_went_bad_is_failing_itself_and_its_slowed_users_are_its_victims():
+    """Brokers that answer slowly slow every user of them: a user's lower pace then follows from the
+    queue, and the queue, with its change, is the root."""
+    w = _drained(worker_falls_at=-3, queue_slow=True)
+    w.read(change("REBAL-1", "q", -5, type_="infrastructure"), source_kind="change")
+    d, _k = decide(w)
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("q", "REBAL-1"), d.root_cause
 
 
 def test_a_queue_whose_users_all_kept_their_pace_ends_the_path_without_a_drain():

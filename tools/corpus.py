@@ -348,7 +348,10 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     svc = entry.service
     if fmt in fledgers.PARSERS:
         try:
-            got, bad = fledgers.PARSERS[fmt](text, svc, env, flogs.zone(entry.timezone))
+            if fmt == "ledger":  # a record of an API call with no type field is of the type its path names
+                got, bad = fledgers.parse_ledger(text, svc, env, flogs.zone(entry.timezone), ctx.profile.known_change_type)
+            else:
+                got, bad = fledgers.PARSERS[fmt](text, svc, env, flogs.zone(entry.timezone))
         except (ValueError, TypeError, AttributeError, KeyError):
             raise CaseError(str(path), "<document>", f"a `{fmt}` change file as the tool writes it") from None
     elif fmt == "helm":

@@ -30,6 +30,9 @@ MACHINES = ("node", "host")
 """A machine depends on nothing the path could follow: what matters there is who else runs on it
 (its consumers, §5), never what it "depends on"."""
 
+BAD_ANSWERS = ("latency", "errors", "availability")
+"""Roles of signals that measure how a thing answers (as against how much work waits on it)."""
+
 CONDUITS = ("queue",)
 """Kinds that only carry work between others: a queue's backlog or lag grows because its consumers
 slowed down or its producers surged, so it is a root only when nothing else is."""
@@ -268,7 +271,7 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
         if not frontier and t.roots and all(k.kind(r) in CONDUITS and r != subject for r in t.roots):
             # every branch ends at a queue, which is a root only when nothing else is: what drains it is
             # looked at (once per queue; the branches it opens are walked like any other)
-            for r in [r for r in t.roots if r not in drained]:
+            for r in [r for r in t.roots if r not in drained and not _failing_itself(t.nodes[r].state)]:
                 drained.add(r)
                 kids = _drains(k, t, r, t.nodes[r])
                 if kids:
@@ -307,6 +310,12 @@ def _drains(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
         t.nodes[c] = Node(c, state, x, tuple(refs), depth=node.depth + 1, drains=True)
         out.append(c)
     return out
+
+
+def _failing_itself(state: EntityState) -> bool:
+    """A conduit whose own answers went bad (its latency, errors or availability, not only its backlog)
+    is failing itself, not only filling: its users slow with it, and it stays the root."""
+    return any(isinstance(f, SignalFact) and f.role in BAD_ANSWERS for f, _e in state.anomalies)
 
 
 def _fell(sig: SignalFact) -> bool:

@@ -22,8 +22,10 @@ a record that is there but cannot be read (no usable time) is kept as unparsed t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta, timezone
 from typing import Any
+from urllib.parse import urlsplit
 
 from state.sources import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
@@ -37,11 +39,11 @@ FORMATS = ("ledger", "ecs", "cloudtrail", "route53", "certificates", "migrations
 _START = ("started_at", "startedAt", "start", "started", "start_time", "submitted_at", "submittedAt", "deployStartedAt",
           "created_at", "createdAt", "created_date", "creationTimestamp", "at", "ts", "time", "timestamp", "date",
           "eventTime", "deployed_at", "deployedAt", "applied_at", "appliedAt", "executed_at", "installedOnUTC",
-          "installed_on", "installedOn", "DATEEXECUTED", "dateExecuted", "when")
+          "installed_on", "installedOn", "DATEEXECUTED", "dateExecuted", "when", "StartMs", "startMs", "start_ms")
 _END = ("completed_at", "completedAt", "finished_at", "finishedAt", "ended_at", "end_time", "applied_at", "appliedAt",
         "deployed_at", "deployedAt", "updatedAt")
 _ID = ("id", "_id", "change_id", "changeId", "deployment_id", "deploymentId", "push_id", "pushId", "ticket", "ID", "eventID",
-       "uid", "key")
+       "uid", "key", "UserTaskId", "userTaskId", "task_id", "taskId")
 _TYPE = ("type", "change_type", "changeType", "kind", "action", "category", "event_type", "eventType")
 _SERVICE = ("service", "service_name", "serviceName", "app", "application", "component", "workload", "database",
             "target_service", "target")
@@ -51,6 +53,14 @@ the manifest names none — a file listed for one service is about that service,
 _ENV = ("environment", "env", "environment.name", "stage", "namespace")
 _SUMMARY = ("summary", "description", "note", "comment", "reason", "log", "message", "title", "DESCRIPTION")
 _FLAG = ("flag", "flagKey", "featureName", "feature", "flag_name", "flagName", "feature_flag")
+_CALL = ("RequestURL", "requestURL", "requestUrl", "request_url", "request_uri", "requestURI", "request", "endpoint", "url",
+         "uri")
+_METHOD = ("method", "httpMethod", "http_method", "request_method", "RequestMethod", "verb")
+_HTTP = re.compile(r"^\s*(GET|HEAD|OPTIONS|POST|PUT|PATCH|DELETE)\s+(\S+)", re.I)
+_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_DRY_RUN = re.compile(r"[?&;](?:dry[_-]?run|dryrun)=(?:true|1|yes)(?:&|;|$)", re.I)
+"""An API call's record (an admin API's task list, an audit of requests): a read or a dry run changes nothing."""
 _TZ_ANY = re.compile(r"(Z|[+-]\d{2}:?\d{2})\s*$")
 _LEDGER = ("a list of change records (under entries, changes, deployments, events, results …, the file a list, or "
            "JSON lines), or one change record with a start time")
@@ -158,18 +168,37 @@ def _migration_tool(v: dict, parent: Any) -> str | None:
     return None
 
 
-def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None) -> Change | Unparsed:
-    """One record as a change (the field names above), or why it is not one."""
+def _call(v: dict) -> tuple[str, str] | None:
+    """(METHOD, target) of a record of an HTTP API call: a method field, or a method leading its URL."""
+    said = as_text(scalar(v, *_CALL) or "").strip()
+    m = _HTTP.match(said)
+    method = as_text(scalar(v, *_METHOD) or "").strip().upper() or (m.group(1).upper() if m else "")
+    if not said or method not in _METHODS:
+        return None
+    return method, m.group(2) if m else said
+
+
+def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None,
+                  known: Callable[[str], bool] | None = None) -> Change | Unparsed | None:
+    """One record as a change (the field names above), or why it is not one; None for a record of an API
+    call that changes nothing (a read, a dry run). `known` says whether the profile knows a change type:
+    a call with no type field is of the type its path's words name, when they name one."""
     v, parent = rec.value, rec.parent if isinstance(rec.parent, dict) else {}
     if not isinstance(v, dict):
         return Unparsed(start=rec.start, end=rec.end, reason="a change record (an object)")
     started = time_field(first(v, *_START), tz)
     if started is None:
         return Unparsed(start=rec.start, end=rec.end, reason="a change record with a start time")
+    call = _call(v)
+    if call is not None and (call[0] in _READS or _DRY_RUN.search(call[1])):
+        return None
     done = time_field(first(v, *_END), tz)
     done = done if done is not None and done >= started else None
-    summary = as_text(scalar(v, *_SUMMARY) or "")
+    summary = as_text(scalar(v, *_SUMMARY) or "") or (f"{call[0]} {call[1]}" if call else "")
     kind = as_text(scalar(v, *_TYPE) or "")
+    if not kind and call is not None and known is not None:
+        words = "_".join(re.findall(r"[A-Za-z]+", urlsplit(call[1]).path))
+        kind = words if words and known(words) else ""
     # the file's own subject (manifest) before what its header names (a migration history's `database`)
     svc_default = service if service not in ("", "*") else as_text(scalar(parent, *_SERVICE) or "")
     svc = (as_text(scalar(v, *_SERVICE) or "") or svc_default
@@ -210,18 +239,19 @@ def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None)
                   rollback_of=as_text(first(v, "rollback_of", "rollbackOf", "reverts")) or None)
 
 
-def parse_ledger(text: str, service: str, environment: str, tz: timezone | None = None
-                 ) -> tuple[list[Change], list[Unparsed]]:
+def parse_ledger(text: str, service: str, environment: str, tz: timezone | None = None,
+                 known: Callable[[str], bool] | None = None) -> tuple[list[Change], list[Unparsed]]:
     out: list[Change] = []
     recs, broken = read_records(text, _LEDGER, one=lambda v: first(v, *_START) is not None,
                                 loose=lambda v: first(v, *_START, *_ID, *_TYPE, *_SERVICE, *_PROJECT, *_FLAG) is not None)
     bad = [Unparsed(start=s, end=e, reason=r) for s, e, r in broken]
     for rec in recs:
         try:
-            got = ledger_change(rec, service, environment, tz)
+            got = ledger_change(rec, service, environment, tz, known)
         except (ValueError, TypeError, OverflowError):  # a field no change takes (a time past year 1): kept as text
             got = Unparsed(start=rec.start, end=rec.end, reason="a change record with fields of the usual types")
-        (out if isinstance(got, Change) else bad).append(got)  # type: ignore[arg-type]
+        if got is not None:
+            (out if isinstance(got, Change) else bad).append(got)  # type: ignore[arg-type]
     return out, bad
 
 
