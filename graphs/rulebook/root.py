@@ -14,7 +14,7 @@ from datetime import datetime
 
 from graphs.rulebook.anomalies import EntityState, entity_state
 from graphs.rulebook.knowledge import Knowledge, Ref
-from graphs.rulebook.path import CONDUITS, Node, Trace, explains, walk
+from graphs.rulebook.path import CONDUITS, Node, Trace, explains, users_read, walk
 
 
 def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:
@@ -66,17 +66,8 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
         return []  # the subject's callers are its load: a traffic rise, decided at the cause
     if not k.searches.done("relations", x, direction="consumers"):
         t.need("consumers", x, f"what else uses {x} (a noisy neighbour)")
-    consumers = {c: refs for c, refs in k.consumers_of(x).items()
-                 if c != node.parent and c not in t.nodes and k.kind(c) != "component"}
     out = []
-    for c, refs in sorted(consumers.items()):
-        st = entity_state(k, c)
-        if st.status == "unknown":
-            t.need("telemetry", c, f"whether {c}, which also uses {x}, put load on it first")
-            continue
-        if st.status == "denied":
-            t.block(c, st.denied)
-            continue
+    for c, refs, st in users_read(k, t, x, node, lambda c: f"whether {c}, which also uses {x}, put load on it first"):
         loads = [r for r in st.load if r[0].onset is not None and node.state.onset is not None
                  and r[0].onset <= node.state.onset + k.case.window.onset_tolerance]
         if loads:
