@@ -152,6 +152,9 @@ class Trace:
     roots: list[str] = field(default_factory=list)
     root: str | None = None
     ambiguous: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)
+    """Roots left for their caller's side of the call though their own health could not be read (no
+    signals of their own): the cause found at the caller stays in doubt."""
     rivals: set[str] = field(default_factory=set)
     """Dependencies left aside that explain their caller on the path on their own, with an onset no later
     than the root's plus the tolerance: rival branches, so the root found is not the only one."""
