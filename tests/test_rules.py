@@ -766,6 +766,31 @@ def test_a_service_only_its_caller_sees_failing_with_nothing_changed_on_the_way_
     assert "api" in {a.what for a in d.alternatives}
 
 
+def _unmonitored(kind: str) -> World:
+    """web's errors name gw (of `kind`, no signals of its own, no change); web's flag changed at -4."""
+    w = World(kinds={"gw": kind})
+    w.read(rise("web", 0), names("web", "gw", -0.5, kind=kind))
+    w.read(dep("web", "gw"), source_kind="catalog")
+    w.read(change("FLAG-9", "web", -4, type_="feature_flag"), source_kind="change")
+    w.everything_looked("web", "gw")
+    return w
+
+
+def test_an_unmonitored_service_of_ours_that_nothing_changed_sends_the_search_back_to_its_changed_caller():
+    """A gateway of ours with no signals, failing only as its caller sees it, with nothing changed at it or
+    on the way, while the caller changed at its onset: the caller's change is the cause named, in doubt
+    (the gateway's own health cannot be read)."""
+    d, _k = decide(_unmonitored("service"))
+    assert d.root_cause is not None and (d.root_cause.entity, d.root_cause.change) == ("web", "FLAG-9"), d.missing
+    assert d.verdict == "inferred" and any("whether gw failed on its own" in m for m in d.missing), d.missing
+
+
+def test_an_unmonitored_third_party_stays_the_root_however_its_caller_changed():
+    d, _k = decide(_unmonitored("external"))
+    assert d.root_cause is None or d.root_cause.entity == "gw", d.root_cause
+    assert d.verdict != "confirmed"
+
+
 def test_a_cache_whose_latency_barely_moved_while_its_evictions_surged_explains_its_caller():
     """The cause's signal need not be in the effect's unit: misses make the caller recompute."""
     w = World(kinds={"cache": "cache"})

@@ -121,6 +121,8 @@ def decide_causal(claim: CausalChainClaim, k: Knowledge, t: Trace | None = None)
     missing += [f"check competing hypothesis {h} ({what_shows(k, h)})" for h in open_comp]
     if t.ambiguous:
         missing.append(f"which root: {t.root} or {', '.join(t.ambiguous)} (onsets within the tolerance)")
+    missing += [f"whether {x} failed on its own: it has no signals of its own, and only its caller's errors show it "
+                f"failing" for x in t.unseen]
     if t.root is not None and not t.pending:
         missing += [f"telemetry of {ent}: {why}" for ent, why in t.unread_dependencies()]
     # a source is needed when a lookup for an entity on the path, its changes, its placement or a

@@ -9,6 +9,7 @@ cut the path). Where the path ends, and how it moves at its end, is `root.py`.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -151,6 +152,9 @@ class Trace:
     roots: list[str] = field(default_factory=list)
     root: str | None = None
     ambiguous: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)
+    """Roots left for their caller's side of the call though their own health could not be read (no
+    signals of their own): the cause found at the caller stays in doubt."""
     rivals: set[str] = field(default_factory=set)
     """Dependencies left aside that explain their caller on the path on their own, with an onset no later
     than the root's plus the tolerance: rival branches, so the root found is not the only one."""
@@ -280,6 +284,26 @@ def walk(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = 
     return t
 
 
+def users_read(k: Knowledge, t: Trace, x: str, node: Node, why: Callable[[str], str],
+               skip: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, tuple[Ref, ...], EntityState]]:
+    """The users of `x` other than the caller the path came from (and anything already on it or in
+    `skip`), each with its state once its telemetry is read: an unread one is asked for (`why(name)`),
+    an unreadable one blocks."""
+    out = []
+    for c, refs in sorted(k.consumers_of(x).items()):
+        if c == node.parent or c in t.nodes or c in skip or k.kind(c) == "component":
+            continue
+        st = entity_state(k, c)
+        if st.status == "unknown":
+            t.need("telemetry", c, why(c))
+            continue
+        if st.status == "denied":
+            t.block(c, st.denied)
+            continue
+        out.append((c, tuple(refs), st))
+    return out
+
+
 def _drains(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
     """What drains the conduit `x` (§4): a backlog grows when what takes work off it slows down, so a user
     of `x` (other than the caller the path came from) whose processing rate fell, or whose own signals
@@ -288,18 +312,11 @@ def _drains(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
         t.need("consumers", x, f"what drains {x}: its backlog grows when they slow down")
         return []
     onset, tol = node.state.onset, k.case.window.onset_tolerance
+    if onset is None:
+        return []
     out = []
-    for c, refs in sorted(k.consumers_of(x).items()):
-        if c == node.parent or c in t.nodes or c in t.checked or k.kind(c) == "component" or onset is None:
-            continue
-        st = entity_state(k, c)
-        if st.status == "unknown":
-            t.need("telemetry", c, f"whether {c}, which uses {x}, slowed down before its backlog grew")
-            continue
-        if st.status == "denied":
-            t.block(c, st.denied)
-            t.checked[c] = f"{c}'s telemetry is not readable ({', '.join(st.denied)})"
-            continue
+    for c, refs, st in users_read(k, t, x, node, lambda c: f"whether {c}, which uses {x}, slowed down before its backlog grew",
+                                  skip=set(t.checked)):
         slowed = sorted((r for r in (*st.anomalies, *st.normal) if isinstance(r[0], SignalFact) and r[0].onset is not None
                          and r[0].onset <= onset + tol and (is_bad(r[0]) or _fell(r[0]))), key=lambda r: r[0].onset)
         if not slowed:
@@ -307,7 +324,7 @@ def _drains(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
             continue
         rest = tuple(r for r in (*st.anomalies, *st.normal) if r not in slowed)
         state = EntityState(c, "anomalous", slowed[0][0].onset, "own", tuple(slowed), rest, st.load)
-        t.nodes[c] = Node(c, state, x, tuple(refs), depth=node.depth + 1, drains=True)
+        t.nodes[c] = Node(c, state, x, refs, depth=node.depth + 1, drains=True)
         out.append(c)
     return out
 

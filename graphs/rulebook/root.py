@@ -14,7 +14,7 @@ from datetime import datetime
 
 from graphs.rulebook.anomalies import EntityState, entity_state
 from graphs.rulebook.knowledge import Knowledge, Ref
-from graphs.rulebook.path import CONDUITS, Node, Trace, explains, walk
+from graphs.rulebook.path import CONDUITS, Node, Trace, explains, users_read, walk
 
 
 def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None = None) -> Trace:
@@ -36,12 +36,20 @@ def trace(k: Knowledge, subject: str, max_hops: int, start: EntityState | None =
             # of it (a load balancer, a proxy, a DNS name) is found among what relates to it
             if not k.searches.done("relations", root, direction="consumers"):
                 t.need("consumers", root, f"what stands on the way to {root} (a load balancer, a proxy)")
-            elif t.nodes[root].state.normal and _nothing_on_the_way(k, t, root):
+            elif _nothing_on_the_way(k, t, root) and (t.nodes[root].state.normal or _caller_changed(k, t, root)):
                 # its own signals healthy, nothing changed on the way to it: what fails is its caller's
-                # side of the call (a client setting, the caller's own release); the cause is looked for there
+                # side of the call (a client setting, the caller's own release); the cause is looked for there.
+                # With no signals of its own to read, only a change of the caller at its onset sends the
+                # search back, and the cause found there stays in doubt (`unseen`)
                 parent = t.nodes[root].parent
-                t.checked[root] = (f"{root}'s signals are healthy and nothing changed on the way to it; {parent}'s "
-                                   f"errors naming it point at {parent}'s side of the call")
+                if t.nodes[root].state.normal:
+                    t.checked[root] = (f"{root}'s signals are healthy and nothing changed on the way to it; {parent}'s "
+                                       f"errors naming it point at {parent}'s side of the call")
+                else:
+                    t.unseen.append(root)
+                    t.checked[root] = (f"{root} has no signals of its own and nothing changed at it or on the way to "
+                                       f"it, while {parent} changed at its onset: {parent}'s errors naming it are "
+                                       f"looked at from {parent}'s side of the call")
                 del t.nodes[root]
                 t.beside += [d for d, at in t.blocked.items() if at == root and d not in t.beside]
                 t.blocked = {d: at for d, at in t.blocked.items() if at != root}
@@ -66,17 +74,8 @@ def _sideways(k: Knowledge, t: Trace, x: str, node: Node) -> list[str]:
         return []  # the subject's callers are its load: a traffic rise, decided at the cause
     if not k.searches.done("relations", x, direction="consumers"):
         t.need("consumers", x, f"what else uses {x} (a noisy neighbour)")
-    consumers = {c: refs for c, refs in k.consumers_of(x).items()
-                 if c != node.parent and c not in t.nodes and k.kind(c) != "component"}
     out = []
-    for c, refs in sorted(consumers.items()):
-        st = entity_state(k, c)
-        if st.status == "unknown":
-            t.need("telemetry", c, f"whether {c}, which also uses {x}, put load on it first")
-            continue
-        if st.status == "denied":
-            t.block(c, st.denied)
-            continue
+    for c, refs, st in users_read(k, t, x, node, lambda c: f"whether {c}, which also uses {x}, put load on it first"):
         loads = [r for r in st.load if r[0].onset is not None and node.state.onset is not None
                  and r[0].onset <= node.state.onset + k.case.window.onset_tolerance]
         if loads:
@@ -118,6 +117,19 @@ def _nothing_on_the_way(k: Knowledge, t: Trace, root: str) -> bool:
     if not k.searches.done("changes", root) or not all(k.searches.done("changes", x) for x in way):
         return False
     return not change_candidates(k, root, onset) and not any(change_candidates(k, x, onset) for x in way)
+
+
+def _caller_changed(k: Knowledge, t: Trace, root: str) -> bool:
+    """A root of ours with no signals of its own (not a third party's), whose caller's changes are known
+    and one acts at the root's onset."""
+    parent = t.nodes[root].parent
+    if parent is None or k.kind(root) in THIRD_PARTY or k.kind(root) not in OWN_KINDS or k.signals.get(root):
+        return False
+    return k.searches.done("changes", parent) and bool(change_candidates(k, parent, t.nodes[root].state.onset))
+
+
+OWN_KINDS = ("service", "workload", "database", "cache", "queue")
+"""Kinds we run (and would monitor); a host, a domain or a third party is seen from outside."""
 
 
 def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list[Ref]:
