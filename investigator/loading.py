@@ -48,11 +48,20 @@ def load_readable(case_dir: Path, progress: Progress) -> tuple[Case, list[Source
 
 
 def validate_case(case_dir: Path) -> Case:
-    """Validate `case.yaml`, the profile, the manifest, every source file and, when there is one,
-    `collection.yaml`; raises CaseError."""
+    """Validate `case.yaml`, the profile, the manifest, every source file and, when there are,
+    `collection.yaml` and `expected.yaml`; raises CaseError."""
     case = load_case_and_sources(case_dir)[0]
     check_collection(Path(case_dir))
+    check_expected(Path(case_dir))
     return case
+
+
+def check_expected(case_dir: Path) -> None:
+    """`expected.yaml`, the gold answers `eval` scores against, when present, is the documented format
+    (case-format.md): a gold the runtime can never match is refused before any run."""
+    from state.expected import load_expected
+
+    load_expected(case_dir)
 
 
 def check_collection(case_dir: Path) -> None:

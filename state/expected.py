@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from state._base import Frozen
 from state.casefiles import read_yaml, validation_to_case_error
-from state.claims import StopKind, Verdict
+from state.claims import CauseKind, StopKind, Verdict
 from state.errors import CaseError
 
 
@@ -35,7 +35,8 @@ class GoldClaim(Frozen):
 class GoldRootCause(Frozen):
     model_config = ConfigDict(extra="allow")
     entity: str
-    kind: str | None = None
+    kind: CauseKind | None = None
+    """One of the root-cause kinds of docs/deciding.md §9 (a typo would make every run look wrong)."""
     change: str | None = None
     path: tuple[str, ...] = ()
 

@@ -32,3 +32,19 @@ def test_validate_reports_ok_for_the_reference_case():
     out = subprocess.run([sys.executable, "-m", "investigator.cli", "validate", "cases/ALR-20260429-017"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and "ok" in out.stdout
+
+
+def test_validate_refuses_a_gold_root_cause_kind_no_run_can_name(tmp_path):
+    """A typo in `expected.yaml` (a kind deciding.md §9 does not have) would make every run of the case
+    score as wrong: `validate` names the file, the field and what was expected, and exits 2."""
+    import shutil
+
+    case = tmp_path / "case"
+    shutil.copytree(ROOT / "cases" / "ALR-20260429-017", case)
+    gold = (case / "expected.yaml").read_text()
+    assert "kind: deployment" in gold
+    (case / "expected.yaml").write_text(gold.replace("kind: deployment", "kind: deploy-ment", 1))
+    out = subprocess.run([sys.executable, "-m", "investigator.cli", "validate", str(case)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "expected.yaml" in out.stderr and "root_cause.kind" in out.stderr and "external" in out.stderr, out.stderr

@@ -13,10 +13,11 @@ from investigator.cli.common import error, library
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from investigator.loading import check_collection, load_case_and_all_sources
+    from investigator.loading import check_collection, check_expected, load_case_and_all_sources
 
     case, docs, _ctx = load_case_and_all_sources(Path(args.case))
     check_collection(Path(args.case))
+    check_expected(Path(args.case))
     aside = [d for d in docs if d.set_aside is not None]
     print(f"{args.case}: ok ({case.id}, {len(case.required_claims)} claims"
           + (f"; {len(aside)} untrusted source{'s' if len(aside) > 1 else ''} left out" if aside else "") + ")")
