@@ -12,16 +12,12 @@ from graphs.rulebook.anomalies import EntityState, entity_state, is_bad
 from graphs.rulebook.applicability import applicability, relation_status
 from graphs.rulebook.cause import Cause, CauseResult, cause_at
 from graphs.rulebook.counter_evidence import hypothesis_status, what_shows
-from graphs.rulebook.knowledge import Knowledge
+from graphs.rulebook.knowledge import OBSERVABLE_KINDS, Knowledge
 from graphs.rulebook.partial_access import decisive_denials
 from graphs.rulebook.path import Trace, blames_upstream, named_by
 from graphs.rulebook.root import trace
 from state.case import CausalChainClaim
 from state.claims import Alternative, ClaimDecision, Hop, RootCause
-
-OBSERVABLE_KINDS = ("service", "workload", "database", "cache", "queue")
-"""Kinds that have telemetry of their own when they are monitored (a domain, an external API, a
-node or a library is seen through its callers, its events or its consumers instead)."""
 
 
 def _round_of(k: Knowledge, ids: tuple[str, ...]) -> int | None:

@@ -18,7 +18,7 @@ from graphs.rulebook.changes import puts_back
 from graphs.rulebook.knowledge import Knowledge
 from graphs.rulebook.limits import at_limit
 from graphs.rulebook.path import Trace
-from graphs.rulebook.root import THIRD_PARTY, change_candidates, fronting
+from graphs.rulebook.root import THIRD_PARTY, fronting, way_unchanged
 from state.claims import CauseKind
 from state.facts import ChangeFact, MentionFact, SignalFact
 from state.keys import canon_key
@@ -213,7 +213,7 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
                                                  f"before its onset")
         return res
     if (k.kind(root) in THIRD_PARTY and node.state.how == "own" and k.searches.done("changes", root)
-            and all(k.searches.done("changes", x) and not change_candidates(k, x, onset) for x in fronting(k, t))):
+            and way_unchanged(k, t, onset)):
         # a third party failing on its own signals (a probe of it, its own status), with nothing of ours
         # changed at it, no load of ours on it and no limit of ours reached: its own failure is the cause
         res.cause = Cause(entity=root, kind="external", evidence=tuple(e for _f, e in node.state.anomalies),

@@ -156,6 +156,10 @@ class Knowledge:
         return [(c, e) for c, e in self.changes if entity in c.about]
 
 
+OBSERVABLE_KINDS = ("service", "workload", "database", "cache", "queue")
+"""Kinds that have telemetry of their own when they are monitored — the kinds we run (a domain, an
+external API, a node or a library is seen through its callers, its events or its consumers instead)."""
+
 HOST_KINDS = ("host", "node")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphs.rulebook.anomalies import EntityState, entity_state
-from graphs.rulebook.knowledge import Knowledge, Ref
+from graphs.rulebook.knowledge import OBSERVABLE_KINDS, Knowledge, Ref
 from graphs.rulebook.path import CONDUITS, Node, Trace, explains, users_read, walk
 
 
@@ -113,23 +113,22 @@ def _nothing_on_the_way(k: Knowledge, t: Trace, root: str) -> bool:
     front's changes were all looked up and none acts at its onset. (One with no telemetry at all — a
     vendor's API — stays the root: its failure is its own, unseen.)"""
     onset = t.nodes[root].state.onset
-    way = fronting(k, t)
-    if not k.searches.done("changes", root) or not all(k.searches.done("changes", x) for x in way):
-        return False
-    return not change_candidates(k, root, onset) and not any(change_candidates(k, x, onset) for x in way)
+    return k.searches.done("changes", root) and not change_candidates(k, root, onset) and way_unchanged(k, t, onset)
+
+
+def way_unchanged(k: Knowledge, t: Trace, onset: datetime | None) -> bool:
+    """The changes of everything standing on the way to the root (`fronting`) were looked up, and none
+    acts at `onset`."""
+    return all(k.searches.done("changes", x) and not change_candidates(k, x, onset) for x in fronting(k, t))
 
 
 def _caller_changed(k: Knowledge, t: Trace, root: str) -> bool:
     """A root of ours with no signals of its own (not a third party's), whose caller's changes are known
     and one acts at the root's onset."""
     parent = t.nodes[root].parent
-    if parent is None or k.kind(root) in THIRD_PARTY or k.kind(root) not in OWN_KINDS or k.signals.get(root):
+    if parent is None or k.kind(root) in THIRD_PARTY or k.kind(root) not in OBSERVABLE_KINDS or k.signals.get(root):
         return False
     return k.searches.done("changes", parent) and bool(change_candidates(k, parent, t.nodes[root].state.onset))
-
-
-OWN_KINDS = ("service", "workload", "database", "cache", "queue")
-"""Kinds we run (and would monitor); a host, a domain or a third party is seen from outside."""
 
 
 def change_candidates(k: Knowledge, entity: str, onset: datetime | None) -> list[Ref]:
