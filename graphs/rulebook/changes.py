@@ -11,7 +11,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from state.facts import ChangeFact
-from state.sources import ConfigChange
+from state.change import ConfigChange
 from state.keys import canon_key as canon
 
 Ref = tuple  # (fact, evidence id)
