@@ -15,8 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from state._base import AwareDatetime, Frozen, Number
-from state.change import ChangeBody, OfService
-from state.change import text_or_none as _text
+from state.change import ChangeBody, OfService, text_or_none
 
 SourceKind = Literal[
     "runbook", "postmortem", "doc", "note", "change", "metric", "log", "trace", "kubernetes",
@@ -134,7 +133,7 @@ class FrontMatter(Frozen):
     @field_validator("version", "supersedes", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
     @field_validator("applies_to_versions", mode="before")
     @classmethod
@@ -169,7 +168,7 @@ class ChangeRecord(ChangeBody, OfService):
     @field_validator("version_from", "version_to", "id", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -205,7 +204,7 @@ class ServiceConfig(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class DocMapping(Frozen):
@@ -217,7 +216,7 @@ class DocMapping(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class DeploymentMapping(Frozen):
@@ -230,7 +229,7 @@ class DeploymentMapping(Frozen):
     @field_validator("deployed_version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class Verification(Frozen):
@@ -244,7 +243,7 @@ class Verification(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class OwnershipRecord(Frozen):
