@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 from pydantic import Discriminator, TypeAdapter
 
 from state._base import Frozen
-from state.span import Span
 from state.change import ChangeBody, OfEntity, Revision
+from state.span import Span
 from state.telemetry import Role
 
 RelationKind = Literal["depends_on", "calls", "uses", "configured", "runs_on", "talks_to", "stated"]
