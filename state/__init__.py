@@ -2,8 +2,9 @@
 profile; the error hierarchy; the SQLModel store. Imports nothing else of ours.
 
 Modules: `case`, `sources`, `expected` (the case folder), `casefiles` (reading its files strictly),
-`claims`, `evidence`, `span`, `facts`, `telemetry`, `steps` (what a run holds), `profile`, `keys` (one
-form for a config key), `errors`, `store`, `yamlio`.
+`claims`, `evidence`, `span`, `facts`, `telemetry`, `change` (the parts every account of a change
+composes), `steps` (what a run holds), `profile`, `keys` (one form for a config key), `errors`,
+`store`, `yamlio`.
 
 This package exports the value base and helpers that every layer uses: `Frozen` (an immutable
 model that rejects unknown fields), `AwareDatetime`, `Duration`, `parse_duration`,

@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 from pydantic import Discriminator, TypeAdapter
 
 from state._base import Frozen
+from state.change import ChangeBody, OfEntity, Revision
 from state.span import Span
-from state.sources import ConfigChange, DependencyChange, FlagChange
 from state.telemetry import Role
 
 RelationKind = Literal["depends_on", "calls", "uses", "configured", "runs_on", "talks_to", "stated"]
@@ -105,34 +105,16 @@ class MentionFact(Frozen):
     at: Span | None = None
 
 
-class ChangeFact(Frozen):
+class _ChangeKind(Frozen):
     kind: Literal["change"] = "change"
-    id: str
-    type: str
-    """Normalised: deployment, config_push, feature_flag, certificate, dns, rollback, infrastructure, or as written."""
-    entity: str
-    target: str | None = None
-    targets: tuple[str, ...] = ()
-    """Every entity a change to several (a fleet, a target group) was applied to."""
-    environment: str
-    started_at: datetime | None = None
-    completed_at: datetime | None = None
-    version_from: str | None = None
-    version_to: str | None = None
-    summary: str = ""
-    config_changes: tuple[ConfigChange, ...] = ()
-    dependency_changes: tuple[DependencyChange, ...] = ()
-    flag: FlagChange | None = None
-    rollback_of: str | None = None
-    revision: str | None = None
-    template_hash: str | None = None
+
+
+class ChangeFact(Revision, ChangeBody, OfEntity, _ChangeKind):
+    """A change of `entity` as the rules use it (the parts in `state.change`), and where it is stated."""
+
     dated_by: str = ""
     """When the time comes from elsewhere (a ScalingReplicaSet event): which."""
     at: Span | None = None
-
-    @property
-    def effective(self) -> datetime | None:
-        return self.completed_at or self.started_at
 
     @property
     def about(self) -> tuple[str, ...]:

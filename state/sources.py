@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from state._base import AwareDatetime, Frozen, Number
+from state.change import ChangeBody, OfService, text_or_none
 
 SourceKind = Literal[
     "runbook", "postmortem", "doc", "note", "change", "metric", "log", "trace", "kubernetes",
@@ -112,10 +113,6 @@ class Manifest(Frozen):
         return sources
 
 
-def _text(value: object) -> object:
-    return None if value is None else str(value)
-
-
 class FrontMatter(Frozen):
     """Front matter of a prose source (runbook, postmortem, doc, note)."""
 
@@ -136,7 +133,7 @@ class FrontMatter(Frozen):
     @field_validator("version", "supersedes", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
     @field_validator("applies_to_versions", mode="before")
     @classmethod
@@ -161,56 +158,17 @@ def version_globs(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-class ConfigChange(Frozen):
-    model_config = ConfigDict(populate_by_name=True)
-    key: str
-    from_: Any = Field(default=None, alias="from")
-    to: Any = None
+class ChangeRecord(ChangeBody, OfService):
+    """A change file (`format: record`) as written: times must carry their zone, a start is required."""
 
-
-class DependencyChange(Frozen):
-    model_config = ConfigDict(populate_by_name=True)
-    name: str
-    from_: str | None = Field(default=None, alias="from")
-    to: str
-
-    @field_validator("from_", "to", mode="before")
-    @classmethod
-    def _as_text(cls, value: object) -> object:
-        return _text(value)
-
-
-class FlagChange(Frozen):
-    model_config = ConfigDict(populate_by_name=True)
-    name: str
-    from_: Any = Field(default=None, alias="from")
-    to: Any = None
-
-
-class ChangeRecord(Frozen):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    id: str
-    type: str
-    service: str
-    target: str | None = None
-    targets: tuple[str, ...] = ()
-    """Every entity the change was applied to, when it went to several (a push to a fleet or a
-    target group: `service` names the group, `targets` its members)."""
-    environment: str
     started_at: AwareDatetime
     completed_at: AwareDatetime | None = None
-    version_from: str | None = None
-    version_to: str | None = None
-    summary: str = ""
-    config_changes: tuple[ConfigChange, ...] = ()
-    dependency_changes: tuple[DependencyChange, ...] = ()
-    flag: FlagChange | None = None
-    rollback_of: str | None = None
 
     @field_validator("version_from", "version_to", "id", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
     @field_validator("targets", mode="before")
     @classmethod
@@ -246,7 +204,7 @@ class ServiceConfig(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class DocMapping(Frozen):
@@ -258,7 +216,7 @@ class DocMapping(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class DeploymentMapping(Frozen):
@@ -271,7 +229,7 @@ class DeploymentMapping(Frozen):
     @field_validator("deployed_version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class Verification(Frozen):
@@ -285,7 +243,7 @@ class Verification(Frozen):
     @field_validator("version", mode="before")
     @classmethod
     def _as_text(cls, value: object) -> object:
-        return _text(value)
+        return text_or_none(value)
 
 
 class OwnershipRecord(Frozen):

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from state._base import Frozen
-from state.sources import ConfigChange, DependencyChange, FlagChange
+from state.change import ChangeBody, OfService, Revision
 
 Severity = Literal["error", "warning", "info", "debug", "unknown"]
 SEVERITY_RANK: dict[str, int] = {"unknown": 0, "debug": 1, "info": 2, "warning": 3, "error": 4}
@@ -96,34 +96,13 @@ class PodPlacement(Located):
     template_hash: str | None = None
 
 
-class Change(Located):
+class Change(Revision, ChangeBody, OfService, Located):
     """A change as a source states it: a record, a history entry, a toggle, a rollout revision."""
-
-    id: str
-    type: str
-    """As written; normalised through the profile's `change_types` by the rules."""
-    service: str
-    target: str | None = None
-    targets: tuple[str, ...] = ()
-    """Every entity a change to several (a fleet, a target group) was applied to."""
-    environment: str
-    started_at: datetime | None = None
-    completed_at: datetime | None = None
-    version_from: str | None = None
-    version_to: str | None = None
-    summary: str = ""
-    config_changes: tuple[ConfigChange, ...] = ()
-    dependency_changes: tuple[DependencyChange, ...] = ()
-    flag: FlagChange | None = None
-    rollback_of: str | None = None
-    revision: str | None = None
-    template_hash: str | None = None
-    """A Kubernetes pod-template hash: dates a rollout revision from ScalingReplicaSet events."""
 
     @property
     def at(self) -> datetime | None:
         """When the change took effect: its completion, else its start."""
-        return self.completed_at or self.started_at
+        return self.effective
 
 
 class ConfigSetting(Located):

@@ -57,7 +57,7 @@ def dep(a: str, b: str, relation: str = "depends_on", via: str = "catalog depend
 
 def change(cid: str, entity: str, minute: float, *, type_: str = "deployment", keys: tuple[str, ...] = (),
            target: str | None = None, rollback_of: str | None = None) -> ChangeFact:
-    from state.sources import ConfigChange
+    from state.change import ConfigChange
 
     return ChangeFact(id=cid, type=type_, entity=entity, target=target, environment="prod", started_at=at(minute - 1),
                       completed_at=at(minute), config_changes=tuple(ConfigChange(key=k, to="x") for k in keys),

@@ -207,7 +207,7 @@ def test_times_in_a_verdict_are_told_in_the_cases_own_zone():
 
 
 def _flag(cid: str, minute: float, name: str, was: str, now: str):
-    from state.sources import FlagChange
+    from state.change import FlagChange
 
     return change(cid, "web", minute, type_="feature_flag").model_copy(
         update={"flag": FlagChange(name=name, from_=was, to=now)})

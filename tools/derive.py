@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from state import yamlio
+from state.change import restated
 from state.facts import ChangeFact, DeployedFact, DocMappingFact, DocumentFact, RolloutDateFact, SnapshotFact, VerificationFact
 from state.profile import Profile
 from state.sources import DeploymentMapping, OwnershipRecord, ServiceConfig
@@ -151,13 +152,8 @@ def change_facts(doc: SourceDoc, reg: Registry, profile: Profile) -> list:
         entity = reg.resolve(ch.service) or ch.service
         target = (reg.resolve(ch.target) or ch.target) if ch.target else None
         targets = tuple(dict.fromkeys(reg.resolve(x) or x for x in ch.targets))
-        out.append(ChangeFact(
-            id=ch.id, type=profile.change_type(ch.type), entity=entity, target=target, targets=targets,
-            environment=ch.environment,
-            started_at=ch.started_at, completed_at=ch.completed_at, version_from=ch.version_from,
-            version_to=ch.version_to, summary=ch.summary, config_changes=ch.config_changes,
-            dependency_changes=ch.dependency_changes, flag=ch.flag, rollback_of=ch.rollback_of, revision=ch.revision,
-            template_hash=ch.template_hash, at=span(doc, ch.start, ch.end)))
+        out.append(restated(ch, ChangeFact, type=profile.change_type(ch.type), entity=entity, target=target,
+                            targets=targets, at=span(doc, ch.start, ch.end)))
     return out
 
 

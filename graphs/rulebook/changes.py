@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
+from state.change import ConfigChange
 from state.facts import ChangeFact
-from state.sources import ConfigChange
 from state.keys import canon_key as canon
 
 Ref = tuple  # (fact, evidence id)

@@ -15,7 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from state import yamlio
-from state.sources import ChangeRecord, ConfigChange, FlagChange
+from state.change import ConfigChange, FlagChange, restated
+from state.sources import ChangeRecord
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import parse_time
@@ -37,12 +38,7 @@ _FLAG_KEYS = ("items", "events")
 
 
 def from_record(record: ChangeRecord, start: int, end: int) -> Change:
-    return Change(start=start, end=end, id=record.id, type=record.type, service=record.service, target=record.target,
-                  targets=record.targets,
-                  environment=record.environment, started_at=record.started_at, completed_at=record.completed_at,
-                  version_from=record.version_from, version_to=record.version_to, summary=record.summary,
-                  config_changes=record.config_changes, dependency_changes=record.dependency_changes,
-                  flag=record.flag, rollback_of=record.rollback_of)
+    return restated(record, Change, start=start, end=end)
 
 
 def parse_helm(text: str, service: str, environment: str) -> tuple[list[Change], list[Unparsed]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import timezone
 
-from state.sources import ConfigChange
+from state.change import ConfigChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats import jsonspan
 from tools.formats.logs import time_field

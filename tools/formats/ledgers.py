@@ -27,7 +27,7 @@ from datetime import timedelta, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from state.sources import ConfigChange, FlagChange
+from state.change import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats.controlplane import parse_certificates, parse_cloudtrail, parse_ecs, parse_route53
 from tools.formats.logs import time_field
