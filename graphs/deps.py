@@ -4,7 +4,8 @@ A node reaches the world only through these fields: values (the case, the profil
 (retrieval, observations, the reader, the access policy, the store) and four small interfaces
 (`Registry`, `ChunkTexts`, `Lease`, `Tombstones`) whose implementations here need nothing above
 `graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
-into it. `progress` is the house's one-way line sink (`state.progress.Progress`): it returns nothing.
+into it. `progress` is the house's one-way line sink (`state.progress.Progress`): it returns nothing. `memo`
+holds the run's last round memory (`graphs.round_memory`), so the nodes of a round build it once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from graphs.planner import DeterministicPlanner, Planner
+from graphs.round_memory import RoundMemo
 from state.case import Case
 from state.errors import RunStateError
 from state.profile import Profile
@@ -171,3 +173,5 @@ class Deps:
     """Renewed after every node (raises when the run was lost to another worker)."""
     tombstones: Tombstones = field(default_factory=NoTombstones)
     """Source ids tombstoned in the case index (never read or shown again)."""
+    memo: RoundMemo = field(default_factory=RoundMemo, compare=False)
+    """The run's last round memory, read by every node until the evidence, the search log or the access changes."""

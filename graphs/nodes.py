@@ -20,6 +20,7 @@ from graphs.rulebook.knowledge import Knowledge
 from graphs.loop_state import LoopState
 from graphs.gaps import open_gaps
 from graphs.rulebook.anomalies import entity_state
+from graphs.round_memory import Basis, RoundMemory
 from graphs.rulebook.path import Trace
 from state import stable_id
 from state.case import CausalChainClaim
@@ -33,16 +34,25 @@ from state.steps import (
     DecideStep, HitRef, Logged, PlanChoice, PlanStep, ReadRef, ReadStep, RetrieveStep, Step, UpdateStep,
 )
 from tools.corpus import SourceDoc
+from tools.entities import EntityExtractor
 from tools.observations import Lookup
 from tools.retrieval import SearchQuery
 
 
-def knowledge(deps: Deps, steps: list[Logged] | None = None) -> tuple[Knowledge, Trace, list[Logged]]:
-    steps = steps if steps is not None else deps.store.steps(deps.run_id)
+def memory(deps: Deps) -> RoundMemory:
+    """The round's memory (knowledge, trace, search log), built again only when the evidence, the
+    lookups and reads logged or the access changed since the last node built it."""
     reg = deps.registry.current()
-    k = Knowledge.build(deps.case, deps.profile, deps.store.evidence(deps.run_id), steps, reg.kinds,
-                        deps.policy.current().watermark, blames=read_blames(deps.case, reg, deps.profile))
-    return k, causal_trace(deps.case, k), steps
+    basis = Basis(watermark=deps.policy.current().watermark, registry=reg,
+                  evidence=tuple(deps.store.evidence(deps.run_id)),
+                  log=tuple(s for s in deps.store.steps(deps.run_id) if isinstance(s.step, (RetrieveStep, ReadStep))))
+    return deps.memo.get(basis, lambda b: _remember(deps, b, reg))
+
+
+def _remember(deps: Deps, basis: Basis, reg: EntityExtractor) -> RoundMemory:
+    k = Knowledge.build(deps.case, deps.profile, list(basis.evidence), list(basis.log), reg.kinds, basis.watermark,
+                        blames=read_blames(deps.case, reg, deps.profile))
+    return RoundMemory(basis=basis, knowledge=k, trace=causal_trace(deps.case, k))
 
 
 def _done(deps: Deps, step: Step) -> None:
@@ -53,7 +63,8 @@ def _done(deps: Deps, step: Step) -> None:
 
 
 def next_gap(deps: Deps, decisions: dict[str, ClaimDecision] | None = None) -> Gap | None:
-    k, t, _steps = knowledge(deps)
+    mem = memory(deps)
+    k, t = mem.knowledge, mem.trace
     decisions = decisions if decisions is not None else deps.store.decisions(deps.run_id)
     access = deps.policy.current()
     # a claim waits only for sources still unreadable: after a grant it is open to the planner again
@@ -268,7 +279,8 @@ def settle(deps: Deps, k: Knowledge, t: Trace, decisions: dict[str, ClaimDecisio
 
 def update(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_, store, run = state["round"], deps.store, deps.run_id
-    k, t, _steps = knowledge(deps)
+    mem = memory(deps)
+    k, t = mem.knowledge, mem.trace
     decisions = reconcile(deps.case, deps.profile, settle(deps, k, t, decide_all(deps.case, k)), k.blames)
     for d in decisions.values():
         store.add_decision(run, round_, d)
@@ -320,7 +332,8 @@ def _groups_for(deps: Deps, sources: list[str]) -> tuple[str, ...]:
 def decide(state: LoopState, deps: Deps) -> dict[str, Any]:
     round_, store, run, case = state.get("round", 0), deps.store, deps.run_id, deps.case
     decisions = store.decisions(run)
-    k, _t, steps = knowledge(deps)
+    mem = memory(deps)
+    k, steps = mem.knowledge, list(mem.log)  # the lookups and reads: all of the log decide reads
     retrieves = [s.step for s in steps if isinstance(s.step, RetrieveStep)]
     reads_used = len(store.reads(run))
     store.update_run(run, reads_used=reads_used)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from graphs.rulebook.verdicts import decide_all
 from graphs.deps import Deps
-from graphs.nodes import knowledge, settle
+from graphs.nodes import memory, settle
 from state.evidence import Evidence, Span
 from state.steps import Recheck, ResumeStep
 from tools.corpus import load_source
@@ -87,8 +87,8 @@ def recheck(deps: Deps, round_: int) -> Recheck:
                 reanchored.append(ev.id)
     reopened: list[str] = []
     if revoked or stale or reanchored:
-        k, t, _steps = knowledge(deps)
-        for cid, d in settle(deps, k, t, decide_all(deps.case, k)).items():
+        mem = memory(deps)
+        for cid, d in settle(deps, mem.knowledge, mem.trace, decide_all(deps.case, mem.knowledge)).items():
             if store.add_decision(run, round_, d) and before.get(cid) and before[cid].decided and not d.decided:
                 reopened.append(cid)
     summary = Recheck(revoked=tuple(revoked), stale=tuple(stale), reanchored=tuple(reanchored), reused=reused,

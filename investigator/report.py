@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 
+from graphs.ready import at_stop
 from investigator import __version__
-from state.case import Case, CausalChainClaim
+from state.case import Case
 from state.claims import ClaimDecision, RootCause, StopReason
 from state.evidence import Evidence
 from state.steps import DecideStep, GrantStep, Logged, PlanStep, ReadStep, ResumeStep, RetrieveStep, UpdateStep
@@ -196,9 +197,7 @@ def build_report(case: Case, run: AnyRun, store: Store | Rows, access: AccessSna
     for claim in case.required_claims:
         d = decisions.get(claim.id) or ClaimDecision(claim_id=claim.id, state="candidate", verdict="insufficient",
                                                      rule="not yet decided", missing=("the run has not reached this claim",))
-        verdict, state, note, missing = d.verdict, d.state, "", d.missing
-        if isinstance(claim, CausalChainClaim) and verdict == "confirmed" and (stop is None or stop.kind != "evidence_ready"):
-            verdict, note = "inferred", "the run stopped before evidence_ready: a root cause is never confirmed then"
+        (verdict, note), state, missing = at_stop(claim, d, stop), d.state, d.missing
         keep = lambda ids: _cited(ids, active)  # noqa: E731 - revoked ids are not shown
         if verdict == "confirmed" and not keep(d.supporting):
             gone = [i for i in _parts(d.supporting) if i not in active]

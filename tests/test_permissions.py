@@ -346,6 +346,14 @@ def test_resume_before_grant_stays_paused_spends_nothing_and_a_grant_is_audited(
     assert "DNS-20261103-0042" in done.grants[1].unlocks and done.denied == ()
     assert "granted netops by alice" in render_markdown(done)
     assert [t for t in done.timeline if t["node"] == "grant"][1]["summary"].startswith("grant netops by alice")
+    # the decide that paused the run stays in its history: what decide did after the resume, in the same
+    # round, is recorded after it (under its own key), never over it
+    from state.steps import DecideStep
+
+    decides = [s.step for s in inv.store.steps(paused.run_id) if isinstance(s.step, DecideStep)]
+    at = [i for i, d in enumerate(decides) if d.stop is not None and d.stop.kind == "awaiting_permission"]
+    assert len(at) == 1 and decides[at[0]].stop == paused.stop
+    assert decides[at[0] + 1].round == decides[at[0]].round and decides[at[0] + 1].stop != paused.stop
 
     # nothing of a source the principal never could read, anywhere
     outputs = "\n".join([paused.to_json(), render_markdown(paused), early.stdout, early.stderr, other.stdout,

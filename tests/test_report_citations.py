@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from conftest import REFERENCE
 from state import content_hash
 from state.case import load_case
@@ -25,7 +27,10 @@ def _evidence(eid: str, quote: str, status: str = "active") -> Evidence:
                     read_at=datetime(2026, 4, 29, 2, 40, tzinfo=UTC))
 
 
-def _report(tmp_path, decisions: list[ClaimDecision], evidence: list[Evidence]):
+READY = StopReason(kind="evidence_ready")
+
+
+def _report(tmp_path, decisions: list[ClaimDecision], evidence: list[Evidence], stop: StopReason | None = READY):
     from investigator.report import build_report
 
     case = load_case(REFERENCE)
@@ -36,7 +41,7 @@ def _report(tmp_path, decisions: list[ClaimDecision], evidence: list[Evidence]):
         store.add_evidence("r", ev.id, ev)
     for d in decisions:
         store.add_decision("r", 1, d)
-    store.set_stop("r", StopReason(kind="evidence_ready"), "stopped")
+    store.set_stop("r", stop, "stopped" if stop is not None else "running")
     return build_report(case, store.run(run.run_id), store)
 
 
@@ -74,3 +79,27 @@ def test_no_rendering_shows_a_confirmed_claim_without_evidence(tmp_path):
     html, md = render_html(r), render_markdown(r)
     assert "class='v-confirmed'" not in html and "<strong>insufficient</strong>" in html
     assert "**confirmed**" not in md and "**insufficient**" in md
+
+
+@pytest.mark.parametrize("stop", [StopReason(kind="budget_exhausted"), StopReason(kind="awaiting_permission"), None],
+                         ids=["budget_exhausted", "awaiting_permission", "not_stopped"])
+def test_a_root_cause_is_shown_confirmed_only_when_the_run_stopped_evidence_ready(tmp_path, stop):
+    """The stored decision is the deciders' (confirmed, in its history too), as every version stored it;
+    shown under a stop other than evidence_ready, or before any, the causal claim is inferred and says why."""
+    from graphs.ready import NOT_READY
+
+    cited = _evidence("E3", "p95_latency_ms 2100")
+    decisions = [_confirmed("causal_attribution", ("E3",)), _confirmed("symptom_window", ("E3",))]
+    shown = {c.id: c for c in _report(tmp_path, decisions, [cited], stop=stop).claims}
+    causal = shown["causal_attribution"]
+    assert (causal.verdict, causal.state, causal.note, causal.history) == ("inferred", "supported", NOT_READY,
+                                                                            ("r1: confirmed",))
+    assert causal.supporting == ("E3",)
+    assert (shown["symptom_window"].verdict, shown["symptom_window"].note) == ("confirmed", "")
+
+
+def test_at_evidence_ready_the_root_cause_is_shown_as_decided(tmp_path):
+    cited = _evidence("E3", "p95_latency_ms 2100")
+    causal = next(c for c in _report(tmp_path, [_confirmed("causal_attribution", ("E3",))], [cited]).claims
+                  if c.id == "causal_attribution")
+    assert (causal.verdict, causal.note) == ("confirmed", "")

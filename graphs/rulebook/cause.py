@@ -9,7 +9,7 @@ change of (§5, Changed element), leaving the claim contested when they disagree
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import get_args
 
 from graphs.rulebook.anomalies import moved
@@ -24,15 +24,15 @@ from state.facts import ChangeFact, MentionFact, SignalFact
 from state.keys import canon_key
 
 
-@dataclass
+@dataclass(frozen=True)
 class Candidate:
     change: ChangeFact
     evidence: str
-    implicated: list[tuple[str, str, str]] = field(default_factory=list)
+    implicated: tuple[tuple[str, str, str], ...] = ()
     """(element, how it is named, mention evidence id)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cause:
     entity: str
     kind: str
@@ -49,14 +49,14 @@ class Cause:
     summary: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CauseResult:
     cause: Cause | None
-    candidates: list[Candidate] = field(default_factory=list)
-    rejected: list[tuple[str, str, str, tuple[str, ...]]] = field(default_factory=list)
+    candidates: tuple[Candidate, ...] = ()
+    rejected: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
     """(what, status, why, evidence): changes after the onset, unimplicated, refuted by a rollback."""
     ambiguous: bool = False
-    missing: list[str] = field(default_factory=list)
+    missing: tuple[str, ...] = ()
 
 
 def _elements(ch: ChangeFact) -> dict[str, str]:
@@ -99,14 +99,21 @@ def implicated(k: Knowledge, ch: ChangeFact, path: list[str]) -> list[tuple[str,
 def cause_at(k: Knowledge, t: Trace) -> CauseResult:
     root = t.root
     if root is None:
-        return CauseResult(None, missing=["an anomalous path from the subject"])
+        return CauseResult(None, missing=("an anomalous path from the subject",))
     node = t.nodes[root]
     onset = node.state.onset
     w = k.case.window
     assert onset is not None
     lo, hi = onset - w.change_lookback, onset + w.onset_tolerance
     path = t.path()
-    res = CauseResult(None)
+    candidates: list[Candidate] = []
+    rejected: list[tuple[str, str, str, tuple[str, ...]]] = []
+    missing: list[str] = []
+    ambiguous = False
+
+    def result(cause: Cause | None = None) -> CauseResult:
+        return CauseResult(cause, tuple(candidates), tuple(rejected), ambiguous, tuple(missing))
+
     rollbacks = {c.rollback_of: (c, e) for c, e in k.changes if c.type == "rollback" and c.rollback_of}
     for ch, _e in k.changes:
         # a change undone by a later one of its own (the flag set back, the old version redeployed)
@@ -126,8 +133,8 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         such changes take effect as they progress, so it was acting on the root when the anomaly began."""
         if at > hi and not under_way:
             if at <= w.end:
-                res.rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {k.clock(at)}, after {root}'s onset "
-                                                           f"{k.clock(onset)}", (eid,)))
+                rejected.append((ch.id, "after_onset", f"{ch.id} took effect at {k.clock(at)}, after {root}'s onset "
+                                                       f"{k.clock(onset)}", (eid,)))
             continue
         if at < lo:
             continue
@@ -135,45 +142,45 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         if rb is not None and rb[0].effective is not None and rb[0].effective + w.onset_tolerance < w.end:
             recovered = [f.recovered_at for f, _e in node.state.anomalies if isinstance(f, SignalFact) and f.recovered_at]
             if not recovered or min(recovered) > rb[0].effective + 2 * w.onset_tolerance:
-                res.rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {k.clock(rb[0].effective)} "
-                                                       f"and {root}'s anomaly did not end", (eid, rb[1])))
+                rejected.append((ch.id, "refuted", f"{rb[0].id} rolled {ch.id} back at {k.clock(rb[0].effective)} "
+                                                   f"and {root}'s anomaly did not end", (eid, rb[1])))
                 continue
             ended[ch.id] = rb[1]
-        cand = Candidate(ch, eid, implicated(k, ch, path))
+        named_in = implicated(k, ch, path)
         if ch.id in ended:
-            cand.implicated.append((ch.id, f"{root}'s anomaly ended after {rollbacks[ch.id][0].id} rolled it back",
-                                    ended[ch.id]))
-        res.candidates.append(cand)
+            named_in.append((ch.id, f"{root}'s anomaly ended after {rollbacks[ch.id][0].id} rolled it back",
+                             ended[ch.id]))
+        candidates.append(Candidate(ch, eid, tuple(named_in)))
     for c, e in k.undated:
         if root in c.about:
-            res.rejected.append((c.id, "unchecked", f"no source dates {c.id} (no ScalingReplicaSet scale-up of its "
-                                                   f"pod-template hash, no history time): it cannot be placed in time", (e,)))
+            rejected.append((c.id, "unchecked", f"no source dates {c.id} (no ScalingReplicaSet scale-up of its "
+                                               f"pod-template hash, no history time): it cannot be placed in time", (e,)))
     chosen: Candidate | None = None
-    if len(res.candidates) == 1:
-        chosen = res.candidates[0]
-    elif len(res.candidates) > 1:
-        named = [c for c in res.candidates if c.implicated]
+    if len(candidates) == 1:
+        chosen = candidates[0]
+    elif len(candidates) > 1:
+        named = [c for c in candidates if c.implicated]
         if len(named) == 1:
             chosen = named[0]
-            for c in res.candidates:
+            for c in candidates:
                 if c is not chosen:
-                    res.rejected.append((c.change.id, "not_implicated",
-                                         f"{c.change.id} also precedes the onset but nothing in {root}'s anomaly names "
-                                         f"what it changed", (c.evidence,)))
+                    rejected.append((c.change.id, "not_implicated",
+                                     f"{c.change.id} also precedes the onset but nothing in {root}'s anomaly names "
+                                     f"what it changed", (c.evidence,)))
         else:
-            res.ambiguous = True
-            res.missing.append(f"which of {', '.join(c.change.id for c in res.candidates)} caused it: an error line, "
-                               f"span or event of {root} naming what one of them changed, or a rollback that ended it")
-            pool = named or res.candidates
+            ambiguous = True
+            missing.append(f"which of {', '.join(c.change.id for c in candidates)} caused it: an error line, "
+                           f"span or event of {root} naming what one of them changed, or a rollback that ended it")
+            pool = named or candidates
             # named while in doubt: the latest, but never a record whose run spans another's of the same
             # type (a pipeline run around the deployment it drove: the inner record is what took effect)
             chosen = [c for c in pool if not any(_wraps(c.change, o.change) for o in pool)][-1]
-    if chosen is not None and len(path) == 1 and not chosen.implicated and not res.ambiguous:
+    if chosen is not None and len(path) == 1 and not chosen.implicated and not ambiguous:
         # the subject is the root only because nothing below it shows an anomaly: timing alone is not enough
-        res.ambiguous = True
-        res.missing.append(f"an observation tying {chosen.change.id} to {root}'s anomaly: {root}'s error lines, "
-                           f"spans or events naming what it changed, or recovery after a rollback (a cause at the "
-                           f"subject itself is known otherwise only by the absence of anomalies below it)")
+        ambiguous = True
+        missing.append(f"an observation tying {chosen.change.id} to {root}'s anomaly: {root}'s error lines, "
+                       f"spans or events naming what it changed, or recovery after a rollback (a cause at the "
+                       f"subject itself is known otherwise only by the absence of anomalies below it)")
     if chosen is not None:
         ch = chosen.change
         # a consumer that loaded what the path shares is a noisy neighbour, whatever change made it one
@@ -185,38 +192,36 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         if front is not None:
             # the change is of what stands on the way to the root: cite the source that says so
             rel = [e for _r, e in (*k.consumers_of(root).get(front, []), *k.dependencies(root).get(front, []))]
-            cause.evidence = tuple(dict.fromkeys((*cause.evidence, *rel)))
-            cause.summary = f"{front}, on the way to {root}: " + cause.summary
+            cause = replace(cause, evidence=tuple(dict.fromkeys((*cause.evidence, *rel))),
+                            summary=f"{front}, on the way to {root}: " + cause.summary)
         if chosen.implicated:
-            cause.element = chosen.implicated[0][0]
-            cause.element_evidence = tuple(dict.fromkeys(i[2] for i in chosen.implicated))
+            cause = replace(cause, element=chosen.implicated[0][0],
+                            element_evidence=tuple(dict.fromkeys(i[2] for i in chosen.implicated)))
         elif len(_elements(ch)) == 1:
-            cause.element = next(iter(_elements(ch).values()))
-        _refine(k, cause)
-        res.cause = cause
-        return res
+            cause = replace(cause, element=next(iter(_elements(ch).values())))
+        return result(_refine(k, cause))
     loads = [r for r in node.state.load if r[0].role == "traffic" and r[0].onset <= hi]
     if node.sideways and node.parent is not None:
-        res.cause = Cause(entity=root, kind="noisy_neighbour", evidence=tuple(e for _f, e in node.state.anomalies),
+        its_cause = Cause(entity=root, kind="noisy_neighbour", evidence=tuple(e for _f, e in node.state.anomalies),
                           summary=f"{root}'s load rose on {node.parent}, which {path[-2] if len(path) > 1 else root} shares")
-        return res
+        return result(its_cause)
     if loads:
-        res.cause = Cause(entity=root, kind="capacity", evidence=tuple(e for _f, e in loads),
+        its_cause = Cause(entity=root, kind="capacity", evidence=tuple(e for _f, e in loads),
                           summary=f"{root}'s own traffic rose ({loads[0][0].name}) with no change before its onset")
-        return res
+        return result(its_cause)
     full = at_limit(k, root)
     if full:
         a = full[0]
-        res.cause = Cause(entity=root, kind="capacity", evidence=tuple(dict.fromkeys((a.evidence, a.config_evidence))),
+        its_cause = Cause(entity=root, kind="capacity", evidence=tuple(dict.fromkeys((a.evidence, a.config_evidence))),
                           element=a.key, summary=f"{root}'s {a.signal.name} reached its configured limit "
                                                  f"{a.key} = {a.limit:g} at {k.clock(a.reached)} with no change "
                                                  f"before its onset")
-        return res
+        return result(its_cause)
     if (k.kind(root) in THIRD_PARTY and node.state.how == "own" and k.searches.done("changes", root)
             and way_unchanged(k, t, onset)):
         # a third party failing on its own signals (a probe of it, its own status), with nothing of ours
         # changed at it, no load of ours on it and no limit of ours reached: its own failure is the cause
-        res.cause = Cause(entity=root, kind="external", evidence=tuple(e for _f, e in node.state.anomalies),
+        its_cause = Cause(entity=root, kind="external", evidence=tuple(e for _f, e in node.state.anomalies),
                           summary=f"{root}, run outside the organisation, failed on its own (anomalous since "
                                   f"{k.clock(onset)}) with no change, load or limit of ours before its onset")
         # a claim of absence: a change of ours at the onset that no stated relation places could still
@@ -224,13 +229,13 @@ def cause_at(k: Knowledge, t: Trace) -> CauseResult:
         stray = sorted({ch.id for ch, _e in k.changes if ch.type != "rollback" and ch.effective is not None
                         and lo <= ch.effective <= hi and not any(x in path for x in ch.about)})
         if stray:
-            res.ambiguous = True
-            res.missing.append(f"whether {', '.join(stray)} (changes of ours at {root}'s onset that no stated "
-                               f"relation places off the way to it) broke our way to {root}")
-        return res
-    res.missing.append(f"a change, a consumer's load, a traffic rise or a configured limit reached that explains "
-                       f"{root}'s anomaly (onset {k.clock(onset)}): {root}'s changes in {k.clock(lo, '%H:%M')}–{k.clock(hi, '%H:%M')}")
-    return res
+            ambiguous = True
+            missing.append(f"whether {', '.join(stray)} (changes of ours at {root}'s onset that no stated "
+                           f"relation places off the way to it) broke our way to {root}")
+        return result(its_cause)
+    missing.append(f"a change, a consumer's load, a traffic rise or a configured limit reached that explains "
+                   f"{root}'s anomaly (onset {k.clock(onset)}): {root}'s changes in {k.clock(lo, '%H:%M')}–{k.clock(hi, '%H:%M')}")
+    return result()
 
 
 CHANGE_KINDS = frozenset(get_args(CauseKind)) - {"noisy_neighbour", "capacity", "external", "other"}
@@ -290,14 +295,14 @@ def _series_named(k: Knowledge, entity: str, keys: list[str]) -> list[str]:
     return out
 
 
-def _refine(k: Knowledge, cause: Cause) -> None:
+def _refine(k: Knowledge, cause: Cause) -> Cause:
     """A component the change upgraded, refined to the key its applicable docs state a change of."""
     ch = cause.change.change if cause.change else None
     if ch is None or cause.element is None:
-        return
+        return cause
     dep = next((d for d in ch.dependency_changes if d.name == cause.element), None)
     if dep is None:
-        return
+        return cause
     found: list[tuple[str, str]] = []
     for st, eid in k.statements:
         if st.about != dep.name:
@@ -312,8 +317,8 @@ def _refine(k: Knowledge, cause: Cause) -> None:
             continue
         found.append((st.key, eid))
     if not found:
-        cause.refined_note = (f"no sentence read in documentation of {dep.name} {dep.to} that states what it changed")
-        return
+        return replace(cause, refined_note=f"no sentence read in documentation of {dep.name} {dep.to} that states what "
+                                           f"it changed")
     # `DBKIT_POOL_MAX_CONNS` and `pool_max_conns` in one library's notes are one setting
     found = [(_unprefixed(key, dep.name), e) for key, e in found]
     keys = list(dict.fromkeys(key for key, _e in found))
@@ -326,12 +331,11 @@ def _refine(k: Knowledge, cause: Cause) -> None:
     if len(named) != 1 and len(keys) > 1:
         # sources disagree (or one lists several) and the telemetry names no single one: a document's
         # word alone, however trusted, never picks the cause (docs/deciding.md §5)
-        cause.contested = tuple((key, tuple(dict.fromkeys(e for kk, e in found if kk == key))) for key in (named or keys))
-        cause.refined_note = (f"the documentation read states different changes of {dep.name} {dep.to} "
-                              f"({', '.join(k_ for k_, _e in cause.contested)}) and nothing in the anomaly names one")
-        return
+        contested = tuple((key, tuple(dict.fromkeys(e for kk, e in found if kk == key))) for key in (named or keys))
+        return replace(cause, contested=contested,
+                       refined_note=f"the documentation read states different changes of {dep.name} {dep.to} "
+                                    f"({', '.join(k_ for k_, _e in contested)}) and nothing in the anomaly names one")
     pick = named[0] if named else keys[0]
-    cause.refined = pick
-    cause.refined_evidence = tuple(dict.fromkeys(e for key, e in found if key == pick))
+    return replace(cause, refined=pick, refined_evidence=tuple(dict.fromkeys(e for key, e in found if key == pick)))
 
 

@@ -10,8 +10,10 @@ as exports write them, are one environment).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Any
 
 from graphs.rulebook.changes import Ref, date_rollouts, deployed_from_changes, diff_snapshots
 from graphs.rulebook.searches import Searches
@@ -27,33 +29,85 @@ from tools.formats.records import same_environment
 from tools.signals import Range, series_verdict
 
 
-@dataclass
-class Knowledge:
+Refs = tuple[Ref, ...]
+
+
+class _Views:
+    """What a rule asks of the facts indexed (shared by `Knowledge` and the draft it is built from)."""
+
+    case: Case
+    env: str
+    deps: Mapping[str, Sequence[Ref]]
+    consumers: Mapping[str, Sequence[Ref]]
+    changes: Sequence[Ref]
+    kinds: Mapping[str, str]
+
+    def hosts_of_one_service(self) -> dict[str, str]:
+        """Hosts that, by the relations read, run exactly one entity — `{host: service}`."""
+        runs: dict[str, set[str]] = defaultdict(set)
+        for source, rels in self.deps.items():
+            for rel, _eid in rels:
+                if rel.relation == "runs_on" and self.kind(rel.target) in HOST_KINDS:
+                    runs[rel.target].add(source)
+        return {h: next(iter(s)) for h, s in runs.items() if len(s) == 1}
+
+    def clock(self, when: datetime | None, fmt: str = "%H:%M:%S") -> str:
+        """A time of day as the report prints it: in the case's own zone (its window's offset)."""
+        return "?" if when is None else when.astimezone(self.case.window.start.tzinfo).strftime(fmt)
+
+    def here(self, environment: str) -> bool:
+        """Whether a source or fact of `environment` is about the subject's environment (`*`: every one)."""
+        return environment == "*" or same_environment(environment, self.env)
+
+    def dependencies(self, entity: str) -> dict[str, list[Ref]]:
+        """What `entity` depends on (stated relations), with the refs that state each."""
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.deps.get(entity, []):
+            out.setdefault(rel.target, []).append((rel, eid))
+        return out
+
+    def consumers_of(self, entity: str) -> dict[str, list[Ref]]:
+        out: dict[str, list[Ref]] = {}
+        for rel, eid in self.consumers.get(entity, []):
+            out.setdefault(rel.source, []).append((rel, eid))
+        return out
+
+    def kind(self, entity: str) -> str:
+        return self.kinds.get(entity, "service")
+
+    def changes_of(self, entity: str) -> list[Ref]:
+        return [(c, e) for c, e in self.changes if entity in c.about]
+
+
+@dataclass(frozen=True)
+class Knowledge(_Views):
+    """The facts of the active evidence, indexed for the rules; read-only once built."""
+
     case: Case
     profile: Profile
-    evidence: dict[str, Evidence]
+    evidence: Mapping[str, Evidence]
     searches: Searches
     env: str = ""
-    deps: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
-    consumers: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
-    signals: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
-    mentions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
-    changes: list[Ref] = field(default_factory=list)
-    placements: list[Ref] = field(default_factory=list)
-    deployed: dict[str, tuple[str, str]] = field(default_factory=dict)
-    doc_mappings: list[Ref] = field(default_factory=list)
-    verifications: list[Ref] = field(default_factory=list)
-    documents: dict[str, DocumentFact] = field(default_factory=dict)
-    statements: list[Ref] = field(default_factory=list)
-    injections: list[Ref] = field(default_factory=list)
-    kinds: dict[str, str] = field(default_factory=dict)
-    versions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    deps: Mapping[str, Refs] = field(default_factory=dict)
+    consumers: Mapping[str, Refs] = field(default_factory=dict)
+    signals: Mapping[str, Refs] = field(default_factory=dict)
+    mentions: Mapping[str, Refs] = field(default_factory=dict)
+    changes: Refs = ()
+    placements: Refs = ()
+    deployed: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    doc_mappings: Refs = ()
+    verifications: Refs = ()
+    documents: Mapping[str, DocumentFact] = field(default_factory=dict)
+    statements: Refs = ()
+    injections: Refs = ()
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    versions: Mapping[str, Refs] = field(default_factory=dict)
     """Versions an entity's lines carry in the search range, with how many of its bad lines carry each."""
-    blames: dict[str, "Blame"] = field(default_factory=dict)
+    blames: Mapping[str, Blame] = field(default_factory=dict)
     """Hypothesis id -> the change it blames (stated in the case, or read from its statement)."""
-    configs: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    configs: Mapping[str, Refs] = field(default_factory=dict)
     """Configuration snapshots read, by entity (its settings: limits, pool sizes, timeouts)."""
-    undated: list[Ref] = field(default_factory=list)
+    undated: Refs = ()
     """Changes read that have no time (a rollout revision no event dates): they can never be a cause."""
 
     @classmethod
@@ -61,10 +115,10 @@ class Knowledge:
               kinds: dict[str, str] | None = None, watermark: str | None = None,
               blames: dict[str, Blame] | None = None) -> "Knowledge":
         active = {e.id: e for e in evidence if e.status == "active"}
-        k = cls(case=case, profile=profile, evidence=active, searches=Searches(steps, watermark),
-                env=case.subject.environment,
-                kinds=dict(kinds or {}),
-                blames=dict(blames) if blames is not None else {h.id: h.blames for h in case.hypotheses if h.blames})
+        k = _Draft(case=case, profile=profile, evidence=active, searches=Searches(steps, watermark),
+                   env=case.subject.environment,
+                   kinds=dict(kinds or {}),
+                   blames=dict(blames) if blames is not None else {h.id: h.blames for h in case.hypotheses if h.blames})
         snapshots: list[Ref] = []
         rollouts: list[Ref] = []
         seen_rel: set[tuple[str, str, str, str]] = set()
@@ -116,44 +170,48 @@ class Knowledge:
         k.undated += undated
         diff_snapshots(k.changes, k.undated, snapshots, k.env)
         deployed_from_changes(k.changes, k.case.window.end, k.deployed)
-        return k
+        return k.frozen()
 
-    def hosts_of_one_service(self) -> dict[str, str]:
-        """Hosts that, by the relations read, run exactly one entity — `{host: service}`."""
-        runs: dict[str, set[str]] = defaultdict(set)
-        for source, rels in self.deps.items():
-            for rel, _eid in rels:
-                if rel.relation == "runs_on" and self.kind(rel.target) in HOST_KINDS:
-                    runs[rel.target].add(source)
-        return {h: next(iter(s)) for h, s in runs.items() if len(s) == 1}
 
-    # --- views ---------------------------------------------------------------------------------
-    def clock(self, when: datetime | None, fmt: str = "%H:%M:%S") -> str:
-        """A time of day as the report prints it: in the case's own zone (its window's offset)."""
-        return "?" if when is None else when.astimezone(self.case.window.start.tzinfo).strftime(fmt)
+@dataclass
+class _Draft(_Views):
+    """`Knowledge` while it is being built: the same fields, in lists and lists by key."""
 
-    def here(self, environment: str) -> bool:
-        """Whether a source or fact of `environment` is about the subject's environment (`*`: every one)."""
-        return environment == "*" or same_environment(environment, self.env)
+    case: Case
+    profile: Profile
+    evidence: dict[str, Evidence]
+    searches: Searches
+    env: str = ""
+    deps: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    consumers: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    signals: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    mentions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    changes: list[Ref] = field(default_factory=list)
+    placements: list[Ref] = field(default_factory=list)
+    deployed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    doc_mappings: list[Ref] = field(default_factory=list)
+    verifications: list[Ref] = field(default_factory=list)
+    documents: dict[str, DocumentFact] = field(default_factory=dict)
+    statements: list[Ref] = field(default_factory=list)
+    injections: list[Ref] = field(default_factory=list)
+    kinds: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    blames: dict[str, Blame] = field(default_factory=dict)
+    configs: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    undated: list[Ref] = field(default_factory=list)
 
-    def dependencies(self, entity: str) -> dict[str, list[Ref]]:
-        """What `entity` depends on (stated relations), with the refs that state each."""
-        out: dict[str, list[Ref]] = {}
-        for rel, eid in self.deps.get(entity, []):
-            out.setdefault(rel.target, []).append((rel, eid))
-        return out
-
-    def consumers_of(self, entity: str) -> dict[str, list[Ref]]:
-        out: dict[str, list[Ref]] = {}
-        for rel, eid in self.consumers.get(entity, []):
-            out.setdefault(rel.source, []).append((rel, eid))
-        return out
-
-    def kind(self, entity: str) -> str:
-        return self.kinds.get(entity, "service")
-
-    def changes_of(self, entity: str) -> list[Ref]:
-        return [(c, e) for c, e in self.changes if entity in c.about]
+    def frozen(self) -> Knowledge:
+        """The same facts, read-only: lists become tuples, lists by key plain dicts of tuples (a key
+        never read into being)."""
+        out: dict[str, Any] = {}
+        for f in fields(Knowledge):
+            v = getattr(self, f.name)
+            if isinstance(v, list):
+                v = tuple(v)
+            elif isinstance(v, dict) and f.name not in ("evidence",):
+                v = {key: tuple(x) if isinstance(x, list) else x for key, x in v.items()}
+            out[f.name] = v
+        return Knowledge(**out)
 
 
 OBSERVABLE_KINDS = ("service", "workload", "database", "cache", "queue")
@@ -163,7 +221,7 @@ external API, a node or a library is seen through its callers, its events or its
 HOST_KINDS = ("host", "node")
 
 
-def _fold_hosts(k: Knowledge) -> None:
+def _fold_hosts(k: _Draft) -> None:
     """Machines named in lines (§2). A writer's lines naming the machine it runs on say where it is, not
     what it calls or what failed. A call to a host that runs exactly one service is a call to that
     service: on machines without an orchestrator the host is where the service listens, so
@@ -198,7 +256,7 @@ def _fold_hosts(k: Knowledge) -> None:
                               if m.name in hosts and hosts[m.name] != writer else (m, e) for m, e in ments]
 
 
-def _loads_begun_in_the_window(k: Knowledge) -> None:
+def _loads_begun_in_the_window(k: _Draft) -> None:
     """A resource-use or traffic series with no point before the window, beginning inside it while the
     material read covers the baseline elsewhere, measures something that did not run before: a job's pod
     scheduled in the window uses nothing until it exists (Prometheus has no series for it). Its absence
