@@ -1,6 +1,7 @@
 """Everything a loop node needs, passed in once when the graph is built.
 
-A node reaches the world only through these fields: values (the case, the profile), tools
+A node reaches the world only through these fields: values (the case loaded once: its manifest,
+profile, sources), tools
 (retrieval, observations, the reader, the access policy, the store) and four small interfaces
 (`Registry`, `ChunkTexts`, `Lease`, `Tombstones`) whose implementations here need nothing above
 `graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
@@ -23,8 +24,8 @@ from state.profile import Profile
 from state.progress import Progress, silent
 from state.store import Store
 from tools.access import AccessPolicy
-from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
+from tools.loaded import LoadedCase
 from tools.observations import Observations
 from tools.reader import Reader
 from tools.retrieval import RetrievalTool
@@ -79,17 +80,15 @@ class ReadableRegistry:
     """`Registry` over the case's sources: built from those the policy lets the principal read,
     kept while the access watermark stays the same."""
 
-    def __init__(self, docs: list[SourceDoc], policy: AccessPolicy, profile: Profile) -> None:
-        self._docs, self._policy, self._profile = docs, policy, profile
+    def __init__(self, loaded: LoadedCase, policy: AccessPolicy) -> None:
+        self._loaded, self._policy = loaded, policy
         self._built: dict[str, EntityExtractor] = {}
 
     def current(self) -> EntityExtractor:
         access = self._policy.current()
         if access.watermark not in self._built:
             self._built.clear()
-            self._built[access.watermark] = EntityExtractor.from_sources(
-                [d for d in self._docs if access.can_read(d.id)], self._profile,
-                listed=[d.entry.service for d in self._docs if not access.can_read(d.id) and d.kind != "doc"])
+            self._built[access.watermark] = self._loaded.readable_registry(access)
         return self._built[access.watermark]
 
 
@@ -151,15 +150,14 @@ class NoTombstones:
 
 @dataclass(frozen=True)
 class Deps:
-    case: Case
-    case_dir: Path
+    loaded: LoadedCase
+    """The case, its manifest, profile and sources, loaded once for this drive."""
     run_id: str
     store: Store
     retrieval: RetrievalTool
     observations: Observations
     reader: Reader
     policy: AccessPolicy
-    profile: Profile
     registry: Registry
     """The entity registry of the sources the principal may read now."""
     chunks: ChunkTexts
@@ -171,3 +169,15 @@ class Deps:
     """Renewed after every node (raises when the run was lost to another worker)."""
     tombstones: Tombstones = field(default_factory=NoTombstones)
     """Source ids tombstoned in the case index (never read or shown again)."""
+
+    @property
+    def case(self) -> Case:
+        return self.loaded.case
+
+    @property
+    def case_dir(self) -> Path:
+        return self.loaded.case_dir
+
+    @property
+    def profile(self) -> Profile:
+        return self.loaded.profile

@@ -91,16 +91,16 @@ def _small_case(dst: Path) -> Path:
 
 def _build(case_dir: Path, index_root: Path, embedder, delete: tuple[str, ...] = ()) -> Built:
     from investigator.config import Settings
-    from investigator.loading import load_case_and_sources
+    from investigator.loading import load_case_folder
     from investigator.runtime import Investigator
 
     inv = Investigator(Settings(workspace=index_root / "ws", index_root=index_root), embedder=embedder,
                        progress=lambda _m: None)
     for source_id in delete:
         assert inv.delete_source(case_dir, source_id)
-    case, docs, _ctx = load_case_and_sources(case_dir)
-    tools = {name: inv.indexes.prepare(case, case_dir, docs, name) for name in TOOLS}  # the runtime's own composition
-    return Built(case_dir, inv.index_path(case, case_dir), tools)
+    loaded = load_case_folder(case_dir, lambda _m: None)
+    tools = {name: inv.indexes.prepare(loaded, name) for name in TOOLS}  # the runtime's own composition
+    return Built(case_dir, inv.index_path(loaded.case, case_dir), tools)
 
 
 @pytest.fixture(scope="session")
