@@ -19,6 +19,7 @@ import yaml
 
 from state import content_hash, stable_id
 from state.case import Principal
+from investigator.manifests import ManifestOnDisk
 from tools.access import AccessPolicy, AccessSnapshot, known_groups, snapshot
 from tools.corpus import load_manifest
 from tools.retrieval import RetrievalTool, SearchQuery
@@ -152,7 +153,7 @@ def _principal_access(b: Built) -> AccessSnapshot:
     """The case principal's access now, tombstones included, as a run computes it."""
     from tools.tombstones import tombstoned
 
-    return AccessPolicy(b.case_dir, principal_of(b), deleted=lambda: tombstoned(b.index)).current()
+    return AccessPolicy(ManifestOnDisk(b.case_dir), principal_of(b), deleted=lambda: tombstoned(b.index)).current()
 
 
 def _everyone(b: Built) -> AccessSnapshot:
@@ -196,7 +197,7 @@ def test_a_tombstoned_source_is_never_returned(tool, built):
     principal = _principal_access(built)
     query = _q("dependency-client retry_timeout default changed", k=100)
     victim = tool.search(query, principal)[0].source_id
-    gone = AccessPolicy(built.case_dir, principal_of(built), deleted=lambda: {victim}).current()
+    gone = AccessPolicy(ManifestOnDisk(built.case_dir), principal_of(built), deleted=lambda: {victim}).current()
     for q in QUERIES:
         assert victim not in {h.source_id for h in tool.search(_q(q, k=100), gone)}, q
 
