@@ -1,10 +1,9 @@
 """Everything a loop node needs, passed in once when the graph is built.
 
-A node reaches the world only through these fields: values (the case loaded once: its manifest,
-profile, sources), tools
-(retrieval, observations, the reader, the access policy, the store) and four small interfaces
-(`Registry`, `ChunkTexts`, `Lease`, `Tombstones`) whose implementations here need nothing above
-`graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
+A node reaches the world only through these fields: values (the case loaded once for the drive:
+its manifest, profile and sources), tools (retrieval, observations, the reader, the access
+policy, the store) and four small interfaces (`Registry`, `ChunkTexts`, `Lease`, `Tombstones`)
+whose implementations here need nothing above `graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
 into it. `progress` is the house's one-way line sink (`state.progress.Progress`): it returns nothing.
 """
 
