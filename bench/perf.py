@@ -181,6 +181,7 @@ def bench_investigation(repeats: int = 5) -> None:
 def bench_checkpoint(repeats: int = 5) -> None:
     from graphs.build import build_graph
     from investigator.checkpoints import open_checkpointer
+    from investigator.loading import load_case_folder
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -192,12 +193,12 @@ def bench_checkpoint(repeats: int = 5) -> None:
             for mode in ("with", "without"):
                 inv = _investigator(root / f"{mode}{i}", root / "idx", base.embedder)
                 case = inv.validate(REFERENCE)
-                tool = inv.retrieval("basic", case, REFERENCE)
+                tool = inv.retrieval("basic", REFERENCE)
                 from state.store import RunRow
                 row = inv.store.create_run(RunRow(run_id=f"r{i}", case_id=case.id, case_dir=str(REFERENCE),
                                                   retrieval="basic", principal_id=case.principal.id,
                                                   rounds_limit=case.budgets.rounds, reads_limit=case.budgets.reads))
-                deps = inv.driver.deps(case, REFERENCE, row, tool)
+                deps = inv.driver.deps(load_case_folder(REFERENCE, inv.progress), row, tool)
                 cfg = {"configurable": {"thread_id": row.run_id}, "recursion_limit": 200}
                 if mode == "with":
                     with open_checkpointer(inv.settings) as saver:

@@ -1,11 +1,12 @@
 """Everything a loop node needs, passed in once when the graph is built.
 
-A node reaches the world only through these fields: values (the case, the profile), tools
-(retrieval, observations, the reader, the access policy, the store) and four small interfaces
-(`Registry`, `ChunkTexts`, `Lease`, `Tombstones`) whose implementations here need nothing above
-`graphs/`. The composition root (`investigator/`) picks and builds them; a node never calls back
-into it. `progress` is the house's one-way line sink (`state.progress.Progress`): it returns nothing. `memo`
-holds the run's last round memory (`graphs.round_memory`), so the nodes of a round build it once.
+A node reaches the world only through these fields: values (the case loaded once for the drive:
+its manifest, profile and sources), tools (retrieval, observations, the reader, the access
+policy, the store) and four small interfaces (`Registry`, `ChunkTexts`, `Lease`, `Tombstones`)
+whose implementations here need nothing above `graphs/`. The composition root (`investigator/`) picks
+and builds them; a node never calls back into it. `progress` is the house's one-way line sink
+(`state.progress.Progress`): it returns nothing. `memo` holds the run's last round memory
+(`graphs.round_memory`), so the nodes of a round build it once.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from state.profile import Profile
 from state.progress import Progress, silent
 from state.store import Store
 from tools.access import AccessPolicy
-from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
+from tools.loaded import LoadedCase
 from tools.observations import Observations
 from tools.reader import Reader
 from tools.retrieval import RetrievalTool
@@ -81,17 +82,15 @@ class ReadableRegistry:
     """`Registry` over the case's sources: built from those the policy lets the principal read,
     kept while the access watermark stays the same."""
 
-    def __init__(self, docs: list[SourceDoc], policy: AccessPolicy, profile: Profile) -> None:
-        self._docs, self._policy, self._profile = docs, policy, profile
+    def __init__(self, loaded: LoadedCase, policy: AccessPolicy) -> None:
+        self._loaded, self._policy = loaded, policy
         self._built: dict[str, EntityExtractor] = {}
 
     def current(self) -> EntityExtractor:
         access = self._policy.current()
         if access.watermark not in self._built:
             self._built.clear()
-            self._built[access.watermark] = EntityExtractor.from_sources(
-                [d for d in self._docs if access.can_read(d.id)], self._profile,
-                listed=[d.entry.service for d in self._docs if not access.can_read(d.id) and d.kind != "doc"])
+            self._built[access.watermark] = self._loaded.readable_registry(access)
         return self._built[access.watermark]
 
 
@@ -153,15 +152,14 @@ class NoTombstones:
 
 @dataclass(frozen=True)
 class Deps:
-    case: Case
-    case_dir: Path
+    loaded: LoadedCase
+    """The case, its manifest, profile and sources, loaded once for this drive."""
     run_id: str
     store: Store
     retrieval: RetrievalTool
     observations: Observations
     reader: Reader
     policy: AccessPolicy
-    profile: Profile
     registry: Registry
     """The entity registry of the sources the principal may read now."""
     chunks: ChunkTexts
@@ -175,3 +173,15 @@ class Deps:
     """Source ids tombstoned in the case index (never read or shown again)."""
     memo: RoundMemo = field(default_factory=RoundMemo, compare=False)
     """The run's last round memory, read by every node until the evidence, the search log or the access changes."""
+
+    @property
+    def case(self) -> Case:
+        return self.loaded.case
+
+    @property
+    def case_dir(self) -> Path:
+        return self.loaded.case_dir
+
+    @property
+    def profile(self) -> Profile:
+        return self.loaded.profile

@@ -323,10 +323,8 @@ def _this_round_denied_only(k: Knowledge, round_: int, steps: list[Logged]) -> l
 
 
 def _groups_for(deps: Deps, sources: list[str]) -> tuple[str, ...]:
-    from tools.manifest import load_manifest
-
-    entries = {s.id: s for s in load_manifest(deps.case_dir).sources}
-    return tuple(sorted({g for s in sources if s in entries for g in entries[s].groups}))
+    groups = deps.policy.current().groups  # the manifest's groups as they are now
+    return tuple(sorted({g for s in sources if s in groups for g in groups[s]}))
 
 
 def decide(state: LoopState, deps: Deps) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from graphs.nodes import memory, settle
 from state.evidence import Evidence, Span
 from state.steps import Recheck, ResumeStep
 from tools.corpus import load_source
-from tools.manifest import load_manifest
 
 LOCAL_FACTS = frozenset({"relation", "entity", "statement", "injection", "document", "deployed", "doc_mapping",
                          "verification", "placement", "change"})
@@ -47,7 +46,6 @@ def _reanchor(ev: Evidence, text: str, revision: str, version: str) -> Evidence 
 def recheck(deps: Deps, round_: int) -> Recheck:
     store, run = deps.store, deps.run_id
     access = deps.policy.current()
-    entries = {s.id: s for s in load_manifest(deps.case_dir).sources}
     deleted = deps.tombstones.current()
     revoked, stale, reanchored, tombstoned, reused = [], [], [], [], 0
     before = store.decisions(run)
@@ -64,7 +62,7 @@ def recheck(deps: Deps, round_: int) -> Recheck:
                 "status": "revoked", "status_note": f"access revoked (watermark {ev.watermark} -> {access.watermark})"}))
             revoked.append(ev.id)
             continue
-        entry = entries.get(ev.source_id)
+        entry = deps.loaded.entry(ev.source_id)  # the manifest this drive loaded, just now
         try:
             doc = load_source(deps.case_dir, entry, deps.reader.ctx) if entry is not None else None
         except Exception:  # noqa: BLE001 - unreadable now, for any reason: whatever it said cannot be vouched for

@@ -32,19 +32,16 @@ from graphs.planner import DeterministicPlanner, Planner, planner_kind
 from graphs.resume import recheck
 from investigator.checkpoints import open_checkpointer
 from investigator.indexes import CaseIndexes
-from investigator.loading import parse_context
 from investigator.report import Report
 from investigator.runs import Opened, Runs
 from investigator.worker import Leases
 from investigator.workspace import Workspace
 from state import Frozen
-from state.case import Case
 from state.progress import Progress
 from state.steps import PlanStep
 from state.store import RunRow
-from tools.corpus import SourceDoc, load_sources
-from tools.manifest import load_manifest
 from tools.index import release_readers
+from tools.loaded import LoadedCase
 from tools.observations import Observations
 from tools.reader import FaultHook, Reader
 from tools.retrieval import RetrievalTool
@@ -116,10 +113,9 @@ class Driver:
         with self._driving(run, asked=asked):
             if opened is None:
                 opened = self.runs.reopen(run)
-            case, case_dir = opened.case, Path(run.case_dir)
             t0 = time.perf_counter()
-            deps = self.deps(case, case_dir, run, opened.tool, opened.docs)
-            cfg = loop_config(run.run_id, case.budgets.rounds)
+            deps = self.deps(opened.loaded, run, opened.tool)
+            cfg = loop_config(run.run_id, opened.loaded.case.budgets.rounds)
             with open_checkpointer(self.workspace.settings) as saver:
                 app = build_graph(deps, saver)
                 start: Any = self._start_input(app, cfg, deps, fresh)
@@ -174,18 +170,16 @@ class Driver:
             release_readers()
             self.leases.release(run.run_id)
 
-    def deps(self, case: Case, case_dir: Path, run: RunRow, retrieval: RetrievalTool,
-             docs: list[SourceDoc] | None = None) -> Deps:
-        """The loop's dependencies for one drive of the run."""
+    def deps(self, loaded: LoadedCase, run: RunRow, retrieval: RetrievalTool) -> Deps:
+        """The loop's dependencies for one drive of the run, over the case loaded for it."""
+        case, case_dir = loaded.case, loaded.case_dir
         path = self.indexes.index_path(case, case_dir)
         policy = self.workspace.policy(case, case_dir, run)
-        ctx = parse_context(case, case_dir)
-        docs = list(docs) if docs is not None else load_sources(case_dir, load_manifest(case_dir), ctx)
         return Deps(
             lease=self.leases.lease(run.run_id),
-            case=case, case_dir=Path(case_dir), run_id=run.run_id, store=self.workspace.store, retrieval=retrieval,
-            observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault, ctx=ctx), policy=policy,
-            profile=ctx.profile, registry=ReadableRegistry(docs, policy, ctx.profile), chunks=IndexChunks(path),
+            loaded=loaded, run_id=run.run_id, store=self.workspace.store, retrieval=retrieval,
+            observations=Observations(path), reader=Reader(case_dir, policy, fault=self.fault, ctx=loaded.ctx),
+            policy=policy, registry=ReadableRegistry(loaded, policy), chunks=IndexChunks(path),
             planner=self._planner_for(run), progress=self.progress, crash=self.crash,
             tombstones=IndexTombstones(path),
         )

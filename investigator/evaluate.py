@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from investigator.manifests import manifest_now
 from investigator.report import Report
 
 from investigator.report_md import render_markdown
@@ -31,7 +32,6 @@ from state import Frozen, content_hash
 from state.expected import Expected, load_expected
 from state.progress import duration
 from tools.corpus import read_text
-from tools.manifest import load_manifest
 from tools.evaluation import mean
 
 
@@ -196,7 +196,7 @@ def score(case_dir: Path, report: Report, expected: Expected, outputs: str, seco
     gold_sources = {src for src, _q in gold}
     cited = {i for c in report.claims for i in (*c.supporting, *c.opposing, *(e for h in c.path for e in h.evidence_ids))}
     cited_ev = [e for e in evidence if e.id in cited]
-    manifest = {s.id: s for s in load_manifest(case_dir).sources}
+    manifest = {s.id: s for s in manifest_now(case_dir).sources}
     valid = 0
     texts: dict[str, str | None] = {}
     for e in evidence:
@@ -288,12 +288,12 @@ def run_contradictions(case_dir: Path, decisions: dict) -> list[str]:
     """The one consistency check (graphs/rulebook/consistency.py) over the final verdicts of a run of a case."""
     from graphs.rulebook.consistency import contradictions
     from graphs.rulebook.hypotheses import read_blames
-    from investigator.loading import load_case_and_sources
-    from tools.entities import EntityExtractor
+    from investigator.loading import load_case_folder
+    from state.progress import silent
 
-    case, docs, ctx = load_case_and_sources(case_dir)
-    profile = ctx.profile
-    return contradictions(case, profile, decisions, read_blames(case, EntityExtractor.from_sources(docs, profile), profile))
+    loaded = load_case_folder(case_dir, silent)
+    case, profile = loaded.case, loaded.profile
+    return contradictions(case, profile, decisions, read_blames(case, loaded.registry, profile))
 
 
 def _group(scores: list[CaseScore]) -> dict[str, Any]:

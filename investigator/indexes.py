@@ -3,7 +3,7 @@ a source tombstoned; and the retrieval tool over them.
 
 `CaseIndexes` is a frozen value over the settings, the embedding model and the progress sink;
 it knows nothing of runs. It may import `state/`, `tools/`, `investigator.config` and
-`investigator.loading` (the case's profile), nothing else of ours.
+`investigator.loading` (the case loaded once), nothing else of ours.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 
 from investigator.config import Settings
 from investigator.workspace import index_path
-from investigator.loading import load_readable, parse_context
+from investigator.loading import load_case_folder
 from state.case import Case
 from state.errors import ConfigError
 from state.progress import Progress
-from tools.corpus import SourceDoc, load_sources
 from tools.embedding import Embedder
-from tools.entities import EntityExtractor
+from tools.loaded import LoadedCase
 from tools.builds import build_lock, remove_leftovers
 from tools.index import IndexInfo, build_index, corpus_fingerprint, index_meta, tombstone, tombstoned
 from tools.retrieval import RetrievalTool
@@ -61,12 +60,12 @@ class CaseIndexes:
         """The case folder's build lock: one process checks and builds its indexes at a time."""
         return build_lock(self.settings.index_dir(case.id, case_dir), self.progress, f"{what} of {case.id}")
 
-    def ensure_index(self, case: Case, case_dir: Path, docs: list[SourceDoc], *,
-                     force: bool = False, clock: StageClock | None = None) -> IndexInfo | None:
+    def ensure_index(self, loaded: LoadedCase, *, force: bool = False,
+                     clock: StageClock | None = None) -> IndexInfo | None:
         """Build the chunk index when it is missing or stale (or `force`); None when it was fresh.
-        `clock`: the stage clock that timed the parsing of `docs`, for the build to go on with."""
+        `clock`: the stage clock that timed the parsing of the sources, for the build to go on with."""
+        case, case_dir, docs, profile = loaded.case, loaded.case_dir, list(loaded.docs), loaded.profile
         path = self.index_path(case, case_dir)
-        profile = parse_context(case, case_dir).profile
         with self._building(case, case_dir, "the index"):
             gone = remove_leftovers(path.parent)  # what a killed build left, even when the index in place is current
             if gone:
@@ -78,15 +77,15 @@ class CaseIndexes:
             return build_index(case_dir, path, self.embedder, self.progress, docs=docs, profile=profile,
                                vectors_from=_sibling_indexes(case, path), clock=clock)
 
-    def ensure_graph(self, case: Case, case_dir: Path, docs: list[SourceDoc], extractor: EntityExtractor, *,
-                     force: bool = False) -> GraphBuildInfo | None:
+    def ensure_graph(self, loaded: LoadedCase, *, force: bool = False) -> GraphBuildInfo | None:
         """Build the GraphRAG index (after the chunk index) when missing or stale; None when fresh.
         An imported graph is kept, and imported again when the chunks changed."""
         from tools.graph import build_case_graph, graph_is_fresh, readerships
         from tools.graph.external import import_graph, imported_from
 
+        case, case_dir, extractor = loaded.case, loaded.case_dir, loaded.registry
         with self._building(case, case_dir, "the GraphRAG index"):
-            self.ensure_index(case, case_dir, docs)
+            self.ensure_index(loaded)
             path, graph_dir = self.index_path(case, case_dir), self.graph_dir(case, case_dir)
             origin = imported_from(graph_dir)
             if origin is not None and not force:  # a graph the user brought is kept; re-imported when the chunks changed
@@ -97,35 +96,31 @@ class CaseIndexes:
                                   f"importing {origin} again")
                     return import_graph(Path(origin), graph_dir, path, self.embedder, self.progress)
                 self.progress(f"{origin}, the imported graph of {case.id}, is gone: building the graph from the case")
-            readers = readerships(docs)
+            readers = readerships(list(loaded.docs))
             if not force and graph_is_fresh(path, graph_dir, self.embedder, extractor, readers):
                 return None
             self.progress(f"building the GraphRAG index of {case.id}")
             return build_case_graph(path, graph_dir, self.embedder, extractor, self.progress, readerships=readers)
 
-    def extractor(self, case: Case, case_dir: Path, docs: list[SourceDoc]) -> EntityExtractor:
-        return EntityExtractor.from_sources(docs, parse_context(case, case_dir).profile)
-
     def index(self, case_dir: Path, *, force: bool = False) -> IndexInfo | None:
         """Build the chunk index of the case folder when it is missing or stale; None when fresh."""
         clock = StageClock(self.progress)
         with clock.stage("parse"):
-            case, docs, _aside = load_readable(case_dir, self.progress)
-        return self.ensure_index(case, Path(case_dir), docs, force=force, clock=clock)
+            loaded = load_case_folder(case_dir, self.progress)
+        return self.ensure_index(loaded, force=force, clock=clock)
 
     def index_graph(self, case_dir: Path, *, force: bool = False) -> GraphBuildInfo | None:
         """Build the GraphRAG index from the chunk index when missing or stale; None when fresh."""
-        case, docs, _aside = load_readable(case_dir, self.progress)
-        return self.ensure_graph(case, Path(case_dir), docs, self.extractor(case, Path(case_dir), docs), force=force)
+        return self.ensure_graph(load_case_folder(case_dir, self.progress), force=force)
 
     def import_graph(self, case_dir: Path, src: Path) -> GraphBuildInfo:
         """Use a graphrag output folder (built from the case's chunks) as the case's graph index."""
         from tools.graph.external import import_graph
 
-        case, docs, _aside = load_readable(case_dir, self.progress)
-        case_dir = Path(case_dir)
+        loaded = load_case_folder(case_dir, self.progress)
+        case, case_dir = loaded.case, loaded.case_dir
         with self._building(case, case_dir, "the GraphRAG index"):
-            self.ensure_index(case, case_dir, docs)
+            self.ensure_index(loaded)
             return import_graph(Path(src), self.graph_dir(case, case_dir), self.index_path(case, case_dir),
                                 self.embedder, self.progress)
 
@@ -134,25 +129,25 @@ class CaseIndexes:
 
         Returns False when it was tombstoned already (nothing changes). A source id the manifest
         does not name is a ConfigError, and nothing is written."""
-        case, docs, _aside = load_readable(case_dir, self.progress)
-        case_dir = Path(case_dir)
+        loaded = load_case_folder(case_dir, self.progress)
+        case, case_dir = loaded.case, loaded.case_dir
         with self._building(case, case_dir, "the index"):
             if source_id in tombstoned(self.index_path(case, case_dir)):
                 return False
-            if source_id not in {d.id for d in docs}:
-                known = sorted(d.id for d in docs)
+            if source_id not in {d.id for d in loaded.docs}:
+                known = sorted(d.id for d in loaded.docs)
                 raise ConfigError(f"{case_dir / 'sources.yaml'}: sources: no source with id {source_id!r} "
                                   f"(expected one of {', '.join(known[:12])}{', …' if len(known) > 12 else ''})")
-            self.ensure_index(case, case_dir, docs)
+            self.ensure_index(loaded)
             tombstone(self.index_path(case, case_dir), source_id, reason)
-            self.ensure_index(case, case_dir, docs, force=True)  # the fingerprint now excludes it
+            self.ensure_index(loaded, force=True)  # the fingerprint now excludes it
             if self.graph_dir(case, case_dir).exists():
-                self.ensure_graph(case, case_dir, docs, self.extractor(case, case_dir, docs))
+                self.ensure_graph(loaded)
         return True
 
-    def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
-                  extractor: EntityExtractor | None = None) -> RetrievalTool:
+    def retrieval(self, name: str, loaded: LoadedCase) -> RetrievalTool:
         """The named tool over the case's (fresh) indexes."""
+        case, case_dir = loaded.case, loaded.case_dir
         if name == "basic":
             from tools.basic import BasicRetrieval
 
@@ -160,17 +155,15 @@ class CaseIndexes:
         if name == "graph":
             from tools.graph import GraphRetrieval
 
-            docs = docs if docs is not None else load_sources(case_dir)
-            extractor = extractor or EntityExtractor.from_sources(docs)
-            self.ensure_graph(case, Path(case_dir), docs, extractor)
+            self.ensure_graph(loaded)
             return GraphRetrieval(self.index_path(case, case_dir), self.graph_dir(case, case_dir), self.embedder,
-                                  extractor)
+                                  loaded.registry)
         raise _unknown_tool(name)
 
-    def prepare(self, case: Case, case_dir: Path, docs: list[SourceDoc], retrieval: str) -> RetrievalTool:
+    def prepare(self, loaded: LoadedCase, retrieval: str) -> RetrievalTool:
         """Fresh indexes and the named tool, from sources parsed once."""
-        self.ensure_index(case, case_dir, docs)
-        return self.retrieval(retrieval, case, case_dir, docs, self.extractor(case, case_dir, docs))
+        self.ensure_index(loaded)
+        return self.retrieval(retrieval, loaded)
 
 
 def _sibling_indexes(case: Case, path: Path) -> list[Path]:

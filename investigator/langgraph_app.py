@@ -45,7 +45,7 @@ from graphs.loop_state import LoopState
 from graphs.resume import recheck
 from investigator.config import Settings
 from investigator.driver import recursion_limit
-from investigator.loading import load_readable
+from investigator.loading import load_case_folder
 from investigator.runtime import RETRIEVAL_TOOLS, Investigator
 from state.case import Budgets, load_case
 from state.errors import ConfigError, RunStateError
@@ -160,11 +160,10 @@ def _open(inv: Investigator, case_dir: Path, retrieval: str, run_id: str, row: R
           state: StudioState) -> _Bound:
     if row is None:
         opened = inv.runs.open(case_dir, retrieval, run_id)
-        deps = inv.driver.deps(opened.case, opened.case_dir, opened.run, opened.tool, opened.docs)
+        deps = inv.driver.deps(opened.loaded, opened.run, opened.tool)
         return _Bound(inv=inv, run_id=run_id, deps=deps, grants=opened.run.grants)
-    case, docs, _aside = load_readable(case_dir, inv.progress)
-    tool = inv.indexes.prepare(case, case_dir, docs, row.retrieval)
-    deps = inv.driver.deps(case, case_dir, row, tool, docs)
+    loaded = load_case_folder(case_dir, inv.progress)
+    deps = inv.driver.deps(loaded, row, inv.indexes.prepare(loaded, row.retrieval))
     bound = _Bound(inv=inv, run_id=run_id, deps=deps, grants=row.grants)
     if state.get("round"):  # the run has history: re-check it against the current access, as `resume` does
         bound.hold()

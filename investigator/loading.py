@@ -1,5 +1,8 @@
 """Loading a case folder: the case, its profile, its parsed sources, validation.
 
+`load_case_folder` builds the `LoadedCase` a run or an index build passes down (the manifest,
+the profile and the sources read once); access checks ask `investigator.manifests` instead.
+
 Light on purpose: `validate` and `init` use it without the loop, the indexes or LangGraph.
 """
 
@@ -11,10 +14,11 @@ from state.case import Case, check_vocabulary, load_case
 from state.errors import CaseError
 from state.progress import Progress
 from tools.corpus import ParseContext, SourceDoc, load_all_sources
+from tools.loaded import LoadedCase
 from tools.manifest import load_manifest
 from tools.profile import load_profile
 
-__all__ = ["check_collection", "load_case_and_all_sources", "load_case_and_sources", "load_readable",
+__all__ = ["check_collection", "load_case_and_all_sources", "load_case_and_sources", "load_case_folder",
            "parse_context", "validate_case"]
 
 
@@ -38,13 +42,19 @@ def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], Pa
     return case, load_all_sources(case_dir, load_manifest(case_dir), ctx), ctx
 
 
-def load_readable(case_dir: Path, progress: Progress) -> tuple[Case, list[SourceDoc], list[SourceDoc]]:
-    """The case, the sources it reads, and the untrusted ones left out (each named on `progress`)."""
-    case, docs, _ctx = load_case_and_all_sources(case_dir)
-    aside = [d for d in docs if d.set_aside is not None]
+def load_case_folder(case_dir: Path, progress: Progress) -> LoadedCase:
+    """The case loaded once for a run or a build: the sources it reads, and the untrusted ones left
+    out (each named on `progress`); every problem is a CaseError."""
+    case_dir = Path(case_dir)
+    case = load_case(case_dir)
+    ctx = parse_context(case, case_dir)
+    manifest = load_manifest(case_dir)
+    docs = load_all_sources(case_dir, manifest, ctx)
+    aside = tuple(d for d in docs if d.set_aside is not None)
     for d in aside:
         progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
-    return case, [d for d in docs if d.set_aside is None], aside
+    return LoadedCase(case=case, case_dir=case_dir, manifest=manifest, ctx=ctx,
+                      docs=tuple(d for d in docs if d.set_aside is None), aside=aside)
 
 
 def validate_case(case_dir: Path) -> Case:

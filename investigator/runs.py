@@ -2,7 +2,7 @@
 id and initial evidence), a run reopened for another drive, and whether a paused run may go on.
 
 `Runs` is a frozen value; it may import `state/`, `tools/`, `graphs.planner` (what the row
-records of the planner), `investigator.workspace`, `investigator.loading` and
+records of the planner), `investigator.workspace`, `investigator.loading`, `investigator.manifests` and
 `investigator.indexes`, nothing else of ours.
 """
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from graphs.planner import Planner, planner_kind, planner_settings
 from investigator.indexes import CaseIndexes, check_tool
-from investigator.loading import load_readable
+from investigator.loading import load_case_folder
+from investigator.manifests import ManifestOnDisk
 from investigator.workspace import Workspace, _tombstones
 from state import checked_name, content_hash
 from state.case import Case, load_case
@@ -26,18 +27,17 @@ from state.progress import Progress
 from state.store import RunRow
 from tools.access import AccessPolicy
 from tools.corpus import SourceDoc
+from tools.loaded import LoadedCase
 from tools.retrieval import RetrievalTool
 
 
 @dataclass(frozen=True)
 class Opened:
-    """A run ready to drive: its case, folder, row, retrieval tool and the sources it reads."""
+    """A run ready to drive: its case loaded for this drive, its row and retrieval tool."""
 
-    case: Case
-    case_dir: Path
+    loaded: LoadedCase
     run: RunRow
     tool: RetrievalTool
-    docs: list[SourceDoc]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Runs:
     worker_id: str
     progress: Progress
 
-    def _record_left_out(self, run_id: str, aside: list[SourceDoc]) -> None:
+    def _record_left_out(self, run_id: str, aside: tuple[SourceDoc, ...]) -> None:
         """What this drive left out, for the report (a resume records it again: pages mend and break)."""
         self.workspace.store.set_left_out(run_id, [{"source_id": d.id, "path": str(d.entry.path),
                                                     "problem": d.set_aside or ""} for d in aside])
@@ -61,15 +61,16 @@ class Runs:
             checked_name(run_id, "run_id")  # it becomes a folder name (the report's): a name, never a path
         store = self.workspace.store
         case_dir = Path(case_dir)
-        case, docs, aside = load_readable(case_dir, self.progress)
+        loaded = load_case_folder(case_dir, self.progress)
+        case = loaded.case
         check_tool(retrieval)
         if run_id is not None and store.has_run(run_id):  # a named run is checked before any index work
             raise RunStateError(f"run {run_id!r} exists already: use `investigator resume {run_id}`")
-        tool = self.indexes.prepare(case, case_dir, docs, retrieval)
-        access = AccessPolicy(case_dir, case.principal,
+        tool = self.indexes.prepare(loaded, retrieval)
+        access = AccessPolicy(ManifestOnDisk(case_dir), case.principal,
                               deleted=_tombstones(self.indexes.index_path(case, case_dir))).current()
         run = self._create_held(case, case_dir, retrieval, run_id, access.watermark)
-        self._record_left_out(run.run_id, aside)
+        self._record_left_out(run.run_id, loaded.aside)
         for ie in case.initial_evidence:
             store.add_evidence(run.run_id, f"initial:{ie.id}", Evidence(
                 id=ie.id, kind="initial", source_id=f"case:{ie.origin}", source_kind="case", version=case.id,
@@ -79,15 +80,14 @@ class Runs:
         kind = planner_kind(self.planner)
         self.progress(f"run {run.run_id}: {case.id} with {retrieval} retrieval as {case.principal.id}"
                       + (f", {kind} planner" if kind != "deterministic" else ""))
-        return Opened(case=case, case_dir=case_dir, run=run, tool=tool, docs=docs)
+        return Opened(loaded=loaded, run=run, tool=tool)
 
     def reopen(self, run: RunRow) -> Opened:
         """The run's case loaded again for another drive, its indexes made fresh."""
-        case_dir = Path(run.case_dir)
-        case, docs, aside = load_readable(case_dir, self.progress)
-        self._record_left_out(run.run_id, aside)
-        tool = self.indexes.prepare(case, case_dir, docs, run.retrieval)
-        return Opened(case=case, case_dir=case_dir, run=run, tool=tool, docs=docs)
+        loaded = load_case_folder(Path(run.case_dir), self.progress)
+        self._record_left_out(run.run_id, loaded.aside)
+        tool = self.indexes.prepare(loaded, run.retrieval)
+        return Opened(loaded=loaded, run=run, tool=tool)
 
     def _create_held(self, case: Case, case_dir: Path, retrieval: str, run_id: str | None,
                      watermark: str) -> RunRow:

@@ -24,16 +24,14 @@ from graphs.planner import DeterministicPlanner, Planner
 from investigator.config import Settings
 from investigator.driver import Driver, RunResult, finish
 from investigator.indexes import RETRIEVAL_TOOLS, CaseIndexes
-from investigator.loading import validate_case
+from investigator.loading import load_case_folder, validate_case
 from investigator.report_files import write_report
 from investigator.runs import Runs
 from investigator.worker import Leases, new_worker_id, work
 from investigator.workspace import Workspace
 from state.case import Case
 from state.progress import Progress
-from tools.corpus import SourceDoc
 from tools.embedding import Embedder, MiniLMEmbedder
-from tools.entities import EntityExtractor
 from tools.index import IndexInfo
 from tools.reader import FaultHook
 from tools.retrieval import RetrievalTool
@@ -116,10 +114,9 @@ class Investigator(Workspace):
         does not name is a ConfigError, and nothing is written."""
         return self.indexes.delete_source(case_dir, source_id, reason)
 
-    def retrieval(self, name: str, case: Case, case_dir: Path, docs: list[SourceDoc] | None = None,
-                  extractor: EntityExtractor | None = None) -> RetrievalTool:
+    def retrieval(self, name: str, case_dir: Path) -> RetrievalTool:
         """The named tool over the case's (fresh) indexes."""
-        return self.indexes.retrieval(name, case, case_dir, docs, extractor)
+        return self.indexes.retrieval(name, load_case_folder(case_dir, self.progress))
 
     # runs --------------------------------------------------------------------
     def start(self, case_dir: Path, *, retrieval: str = "basic", run_id: str | None = None) -> RunResult:

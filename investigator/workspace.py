@@ -102,9 +102,10 @@ class Workspace:
 
     def policy(self, case: Case, case_dir: Path, run: AnyRun) -> AccessPolicy:
         """The run principal's access now: its groups and grants, the manifest and the tombstones as they are."""
+        from investigator.manifests import ManifestOnDisk
         from tools.access import AccessPolicy
 
-        return AccessPolicy(case_dir, case.principal, tuple(json.loads(run.grants)),
+        return AccessPolicy(ManifestOnDisk(case_dir), case.principal, tuple(json.loads(run.grants)),
                             deleted=_tombstones(self.index_path(case, case_dir)))
 
     def access_now(self, run_id: str) -> AccessSnapshot:
@@ -141,12 +142,12 @@ class Workspace:
             raise RunStateError(f"run {run_id!r} is {why}: a grant answers a run paused awaiting_permission only")
         from state.case import load_case
         from state.claims import StopReason
+        from investigator.manifests import manifest_now
         from tools.access import known_groups, snapshot
-        from tools.manifest import load_manifest
 
         case_dir = Path(run.case_dir)
         case = load_case(case_dir)
-        manifest = load_manifest(case_dir)
+        manifest = manifest_now(case_dir)
         known = known_groups(manifest)
         unknown = sorted(set(groups) - known)
         if unknown or not groups:

@@ -184,3 +184,28 @@ def test_the_known_large_classes_are_still_there_and_still_over_the_limit():
         sizes = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(ast.parse((ROOT / rel).read_text()))
                  if isinstance(n, ast.ClassDef) and n.name == name]
         assert sizes and max(sizes) > CLASS_LINES, f"{key} is no longer over {CLASS_LINES} lines: remove it from the list"
+
+
+MANIFEST_READERS = {"tools/manifest.py", "tools/corpus.py", "tools/index.py", "investigator/loading.py",
+                    "investigator/manifests.py"}
+"""Where `sources.yaml` is read: its parser, the two tools that parse a folder standalone when given no
+sources (`load_sources`, `build_index`), the composition root's `LoadedCase` and the manifest of now."""
+REGISTRY_BUILDERS = {"tools/entities.py", "tools/loaded.py", "tools/index.py"}
+"""Where an entity registry is built: its class, the loaded case's (every source, or the readable ones),
+and the index build's (the sources not tombstoned)."""
+
+
+@pytest.mark.parametrize(("call", "allowed"), [("load_manifest", MANIFEST_READERS),
+                                               ("from_sources", REGISTRY_BUILDERS)])
+def test_a_run_reads_the_manifest_and_builds_registries_in_named_places_only(call, allowed):
+    """Issue 20: the case is loaded once (`tools.loaded.LoadedCase`) and passed down; a node, the access
+    policy, the read tool or a part of the runtime never reads `sources.yaml` or builds a registry itself."""
+    found = set()
+    for layer in LAYERS:
+        for path in (ROOT / layer).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and call in (getattr(node.func, "id", None),
+                                                           getattr(node.func, "attr", None)):
+                    found.add(path.relative_to(ROOT).as_posix())
+    assert found <= allowed, f"{call}() called in {sorted(found - allowed)}"
+    assert allowed - found <= {"tools/manifest.py", "tools/entities.py"}, "a place that no longer calls it leaves the list"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from investigator.config import Settings
 from investigator.runtime import Investigator
 from state.case import load_case
+from investigator.manifests import ManifestOnDisk
 from tools.access import AccessPolicy
 from tools.corpus import load_manifest
 from tools.observations import Observations
@@ -26,7 +27,7 @@ def _lookups(index_root, embedder):
 
 def test_an_unreadable_document_stating_a_relation_is_neither_returned_nor_reported_denied(index_root, embedder):
     case, obs = _lookups(index_root, embedder)
-    access = AccessPolicy(REFERENCE, case.principal).current()
+    access = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal).current()
     restricted = [s.id for s in load_manifest(REFERENCE).sources
                   if s.kind in ("note", "doc", "runbook", "postmortem") and not access.can_read(s.id)]
     assert restricted, "the reference case holds unreadable documents"
@@ -40,8 +41,8 @@ def test_the_same_document_is_returned_once_the_principal_may_read_it(index_root
     case, obs = _lookups(index_root, embedder)
     manifest = load_manifest(REFERENCE)
     everyone = tuple(sorted({g for s in manifest.sources for g in s.groups}))
-    wide = AccessPolicy(REFERENCE, case.principal, extra_groups=everyone).current()
-    narrow = AccessPolicy(REFERENCE, case.principal).current()
+    wide = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal, extra_groups=everyone).current()
+    narrow = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal).current()
     subject = case.subject.service
     wide_ids = {h.source_id for h in obs.relations(subject, case.subject.environment, wide).hits}
     narrow_ids = {h.source_id for h in obs.relations(subject, case.subject.environment, narrow).hits}
@@ -53,7 +54,7 @@ def _indexed_copy(case_copy, embedder, tmp_path):
     inv = Investigator(Settings(workspace=tmp_path / "ws"), embedder=embedder, progress=lambda _m: None)
     inv.index(case_copy)
     case = load_case(case_copy)
-    return inv, case, Observations(inv.index_path(case, case_copy)), AccessPolicy(case_copy, case.principal).current()
+    return inv, case, Observations(inv.index_path(case, case_copy)), AccessPolicy(ManifestOnDisk(case_copy), case.principal).current()
 
 
 def test_a_lookup_after_a_tombstone_or_a_rebuild_sees_the_index_as_it_is_now(tmp_path, case_copy, embedder):

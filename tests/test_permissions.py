@@ -162,12 +162,13 @@ def test_resume_revokes_evidence_of_a_source_deleted_since_and_never_confirms_on
     for quote in quotes:
         assert quote not in after.to_json() and quote not in render_markdown(after)
 
+    from investigator.manifests import ManifestOnDisk
     from tools.access import AccessPolicy
     from tools.reader import Reader
 
     from state.case import load_case
 
-    gone = Reader(case_copy, AccessPolicy(case_copy, load_case(case_copy).principal, deleted=lambda: {DOC_24}))
+    gone = Reader(case_copy, AccessPolicy(ManifestOnDisk(case_copy), load_case(case_copy).principal, deleted=lambda: {DOC_24}))
     assert gone.read(DOC_24).record.outcome == "not_found", "a tombstoned source is never read again"
 
 
@@ -418,17 +419,18 @@ def test_eval_of_a_missing_folder_or_a_case_without_gold_fails_before_running_an
 
 def test_both_retrieval_tools_hide_unreadable_and_deleted_sources_through_one_mask(make_investigator, index_root):
     from state.case import load_case
+    from investigator.manifests import ManifestOnDisk
     from tools.access import AccessPolicy
     from tools.retrieval import SearchQuery
 
     reference = ROOT / "cases" / "ALR-20260429-017"
     inv = make_investigator()
     case = load_case(reference)
-    basic = inv.retrieval("basic", case, reference)
-    graph = inv.retrieval("graph", case, reference)
+    basic = inv.retrieval("basic", reference)
+    graph = inv.retrieval("graph", reference)
     q = SearchQuery(text="dependency-client 2.4.0 changed default retry_timeout", environment="prod", k=20)
-    open_ = AccessPolicy(reference, case.principal).current()
-    gone = AccessPolicy(reference, case.principal, deleted=lambda: {DOC_24}).current()
+    open_ = AccessPolicy(ManifestOnDisk(reference), case.principal).current()
+    gone = AccessPolicy(ManifestOnDisk(reference), case.principal, deleted=lambda: {DOC_24}).current()
     assert any(h.source_id == DOC_24 for h in basic.search(q, open_))
     assert any(h.source_id == DOC_24 for h in graph.search(q, open_))
     for tool in (basic, graph):

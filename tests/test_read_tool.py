@@ -8,6 +8,7 @@ import yaml
 
 from state.case import load_case
 from state.errors import SourceUnavailable
+from investigator.manifests import ManifestOnDisk
 from tools.access import AccessPolicy
 from tools.reader import Reader, RetryPolicy
 
@@ -18,7 +19,7 @@ FAST = RetryPolicy(attempts=3, wait_initial=0.0, wait_max=0.0)
 
 def _reader(case_dir: Path, fault=None) -> Reader:
     case = load_case(case_dir)
-    return Reader(case_dir, AccessPolicy(case_dir, case.principal), retry=FAST, fault=fault)
+    return Reader(case_dir, AccessPolicy(ManifestOnDisk(case_dir), case.principal), retry=FAST, fault=fault)
 
 
 def test_a_readable_source_is_read_back_as_it_is_now():

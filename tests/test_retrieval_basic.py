@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from state.case import Principal, load_case
+from investigator.manifests import ManifestOnDisk
 from tools.access import AccessPolicy, snapshot
 from tools.basic import BasicRetrieval, rrf
 from tools.corpus import load_manifest
@@ -26,7 +27,7 @@ def tool(index_root, embedder):
 
 def test_an_unreadable_source_is_never_scored_or_returned(tool):
     case = load_case(REFERENCE)
-    access = AccessPolicy(REFERENCE, case.principal).current()
+    access = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal).current()
     q = SearchQuery(text="order-service security review dependency-client", environment="prod", k=50)
     mask = tool.table.mask(q, access)
     secret = tool.table.source_ids == "order-service-security-review-2026q2"
@@ -39,7 +40,7 @@ def test_an_unreadable_source_is_never_scored_or_returned(tool):
 
 def test_another_environment_is_filtered_out(tool):
     case = load_case(REFERENCE)
-    access = AccessPolicy(REFERENCE, case.principal).current()
+    access = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal).current()
     hits = tool.search(SearchQuery(text="order-service staging retry_timeout 5000", environment="prod", k=30), access)
     envs = {tool.table.envs[tool.table.position[h.chunk_id]] for h in hits}
     assert envs <= {"prod", "*"}
@@ -47,7 +48,7 @@ def test_another_environment_is_filtered_out(tool):
 
 def test_exact_identifiers_are_found_by_the_lexical_channel(tool):
     case = load_case(REFERENCE)
-    access = AccessPolicy(REFERENCE, case.principal).current()
+    access = AccessPolicy(ManifestOnDisk(REFERENCE), case.principal).current()
     hits = tool.search(SearchQuery(text="retry_timeout", environment="prod", k=5), access)
     assert hits and all("retry_timeout" in tool.table.texts[tool.table.position[h.chunk_id]] for h in hits[:3])
     assert any("lexical" in h.channel for h in hits)

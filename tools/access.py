@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from state import Frozen, stable_id
 from state.case import Principal
 from state.sources import Manifest
-from tools.manifest import load_manifest
 
 if TYPE_CHECKING:
     import numpy as np  # imported where a RowScope is built: `show` and `grant` re-check access without it
@@ -74,18 +72,24 @@ def known_groups(manifest: Manifest) -> frozenset[str]:
     return frozenset(g for s in manifest.sources for g in s.groups)
 
 
-class AccessPolicy:
-    """Re-reads the manifest (and the tombstones) on every check so a revocation takes effect at once."""
+class ManifestSource(Protocol):
+    def current(self) -> Manifest:
+        """The manifest as it is on disk now (a revocation since the run began included)."""
+        ...
 
-    def __init__(self, case_dir: Path, principal: Principal, extra_groups: tuple[str, ...] = (),
+
+class AccessPolicy:
+    """Asks `manifest` (and the tombstones) on every check so a revocation takes effect at once."""
+
+    def __init__(self, manifest: ManifestSource, principal: Principal, extra_groups: tuple[str, ...] = (),
                  deleted: Callable[[], Iterable[str]] | None = None) -> None:
-        self.case_dir = Path(case_dir)
+        self.manifest = manifest
         self.principal = principal
         self.extra_groups = extra_groups
         self.deleted = deleted
 
     def current(self) -> AccessSnapshot:
-        return snapshot(load_manifest(self.case_dir), self.principal, self.extra_groups,
+        return snapshot(self.manifest.current(), self.principal, self.extra_groups,
                         self.deleted() if self.deleted is not None else ())
 
 

@@ -1,7 +1,8 @@
-"""A case's manifest (`sources.yaml`) as it is on disk now: which sources there are, and who may read each.
+"""A case's manifest (`sources.yaml`): which sources there are, and who may read each.
 
 Kept apart from `tools.corpus` (which imports every format's parser) so that re-checking access
-(`show`, `grant`, the access checks of a run) reads the manifest without them.
+(`show`, `grant`, the access checks of a run) reads the manifest without them. Parsed on every
+call: what is worth keeping is kept by the caller (`investigator.loading`).
 """
 
 from __future__ import annotations
@@ -17,28 +18,9 @@ from state.sources import Manifest
 
 __all__ = ["load_manifest"]
 
-_MANIFESTS: dict[Path, tuple[tuple[int, int, int], Manifest]] = {}
-
-
 def load_manifest(case_dir: Path) -> Manifest:
-    """The manifest as it is on disk now (re-parsed whenever the file changes)."""
+    """The manifest as it is on disk now; a bad one is a CaseError."""
     path = (Path(case_dir) / "sources.yaml").resolve()
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        hit = _MANIFESTS.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
-    manifest = _parse_manifest(path)
-    if st is not None:
-        _MANIFESTS[path] = (stamp, manifest)
-    return manifest
-
-
-def _parse_manifest(path: Path) -> Manifest:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise CaseError(str(path), "<document>", "a mapping with 'format' and 'sources'")

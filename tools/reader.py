@@ -19,7 +19,6 @@ from state.errors import CaseError, SourceDenied, SourceError, SourceNotFound, S
 from state.evidence import ReadOutcome, ReadRecord
 from tools.access import AccessPolicy, AccessSnapshot
 from tools.corpus import ParseContext, SourceDoc, load_source
-from tools.manifest import load_manifest
 
 
 class RetryPolicy(Frozen):
@@ -52,7 +51,7 @@ class Reader:
         try:
             if self.fault is not None:
                 self.fault(source_id)
-            manifest = load_manifest(self.case_dir)
+            manifest = self.policy.manifest.current()  # the manifest of now: a source dropped since is not_found
             entry = next((s for s in manifest.sources if s.id == source_id), None)
             if entry is None:
                 raise SourceNotFound(source_id, "not in the manifest")

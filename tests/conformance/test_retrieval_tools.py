@@ -19,6 +19,7 @@ import yaml
 
 from state import content_hash, stable_id
 from state.case import Principal
+from investigator.manifests import ManifestOnDisk
 from tools.access import AccessPolicy, AccessSnapshot, known_groups, snapshot
 from tools.corpus import load_manifest
 from tools.retrieval import RetrievalTool, SearchQuery
@@ -91,16 +92,16 @@ def _small_case(dst: Path) -> Path:
 
 def _build(case_dir: Path, index_root: Path, embedder, delete: tuple[str, ...] = ()) -> Built:
     from investigator.config import Settings
-    from investigator.loading import load_case_and_sources
+    from investigator.loading import load_case_folder
     from investigator.runtime import Investigator
 
     inv = Investigator(Settings(workspace=index_root / "ws", index_root=index_root), embedder=embedder,
                        progress=lambda _m: None)
     for source_id in delete:
         assert inv.delete_source(case_dir, source_id)
-    case, docs, _ctx = load_case_and_sources(case_dir)
-    tools = {name: inv.indexes.prepare(case, case_dir, docs, name) for name in TOOLS}  # the runtime's own composition
-    return Built(case_dir, inv.index_path(case, case_dir), tools)
+    loaded = load_case_folder(case_dir, lambda _m: None)
+    tools = {name: inv.indexes.prepare(loaded, name) for name in TOOLS}  # the runtime's own composition
+    return Built(case_dir, inv.index_path(loaded.case, case_dir), tools)
 
 
 @pytest.fixture(scope="session")
@@ -152,7 +153,7 @@ def _principal_access(b: Built) -> AccessSnapshot:
     """The case principal's access now, tombstones included, as a run computes it."""
     from tools.tombstones import tombstoned
 
-    return AccessPolicy(b.case_dir, principal_of(b), deleted=lambda: tombstoned(b.index)).current()
+    return AccessPolicy(ManifestOnDisk(b.case_dir), principal_of(b), deleted=lambda: tombstoned(b.index)).current()
 
 
 def _everyone(b: Built) -> AccessSnapshot:
@@ -196,7 +197,7 @@ def test_a_tombstoned_source_is_never_returned(tool, built):
     principal = _principal_access(built)
     query = _q("dependency-client retry_timeout default changed", k=100)
     victim = tool.search(query, principal)[0].source_id
-    gone = AccessPolicy(built.case_dir, principal_of(built), deleted=lambda: {victim}).current()
+    gone = AccessPolicy(ManifestOnDisk(built.case_dir), principal_of(built), deleted=lambda: {victim}).current()
     for q in QUERIES:
         assert victim not in {h.source_id for h in tool.search(_q(q, k=100), gone)}, q
 
