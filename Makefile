@@ -52,11 +52,12 @@ browser:
 
 # the quick suite by default; CI=true (as in CI) or SLOW=1 adds the slow tests (every shipped case,
 # the dev sample, generated cases, crash matrices)
+# --durations: every run ends with its 25 slowest tests, so a suite that grows slower says where
 FULL = $(filter true 1,$(CI) $(SLOW))
 test: install-dev browser
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q $(if $(FULL),,-m "not slow")
+	$(BIN)/pytest -q --durations=25 $(if $(FULL),,-m "not slow")
 
 # the quick loop while editing (under a minute on 2 cores): lint, types and the unit-level tests that
 # build no index and load no model. `make test` stays the whole suite.
