@@ -159,6 +159,35 @@ def test_cloudtrail_keeps_calls_that_change_something():
     assert detect(Path("trail.json"), CLOUDTRAIL) == ("change", "cloudtrail")
 
 
+
+def _trail(*records: dict) -> str:
+    return json.dumps({"Records": [{"eventVersion": "1.09", "eventSource": "rds.amazonaws.com", **r} for r in records]})
+
+
+def test_a_cloudtrail_call_acts_on_the_resource_its_identifier_parameter_names_for_the_calls_own_type():
+    """Without an ARN, the call's resource is the `<type>Identifier`/`Id`/`Name` parameter of the type its
+    name acts on (ModifyDBInstance → dBInstanceIdentifier), not another resource it mentions."""
+    text = _trail(
+        {"eventTime": "2026-05-02T08:00:00Z", "eventName": "ModifyDBInstance", "eventID": "e1",
+         "requestParameters": {"dBParameterGroupName": "pg15-tuned", "dBInstanceIdentifier": "ledger-db-main"}},
+        {"eventTime": "2026-05-02T08:00:05Z", "eventName": "ModifyDBParameterGroup", "eventID": "e2",
+         "requestParameters": {"dBParameterGroupName": "pg15-tuned", "parameters": [{"parameterName": "work_mem"}]}},
+        {"eventTime": "2026-05-02T08:00:09Z", "eventName": "RebootDBInstance", "eventID": "e3",
+         "requestParameters": {"forceFailover": True}})
+    changes, _ = controlplane.parse_cloudtrail(text, "ledger-db", "prod")
+    assert [(c.id, c.target, c.service) for c in changes] == [
+        ("e1", "ledger-db-main", "ledger-db-main"), ("e2", "pg15-tuned", "pg15-tuned"), ("e3", None, "ledger-db")]
+
+
+def test_a_cloudtrail_call_the_service_refused_changed_nothing():
+    text = _trail(
+        {"eventTime": "2026-05-02T08:00:00Z", "eventName": "DeleteDBParameterGroup", "eventID": "e1",
+         "errorCode": "InvalidDBParameterGroupState", "requestParameters": {"dBParameterGroupName": "pg14-old"}},
+        {"eventTime": "2026-05-02T08:00:30Z", "eventName": "DeleteDBParameterGroup", "eventID": "e2",
+         "requestParameters": {"dBParameterGroupName": "pg14-old"}})
+    changes, bad = controlplane.parse_cloudtrail(text, "ledger-db", "prod")
+    assert [c.id for c in changes] == ["e2"] and not bad
+
 ROUTE53 = json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T10:00:00Z",
                                      "Comment": "shift traffic"},
                       "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
