@@ -415,3 +415,12 @@ def test_an_admin_apis_task_list_gives_the_calls_that_change_something_typed_by_
     assert rebalance.summary.startswith("POST /kafkacruisecontrol/rebalance?dryrun=false")
     for ch in got:
         _cites(ADMIN_TASKS, ch)
+
+
+def test_an_admin_apis_task_list_is_detected_as_a_change_ledger_without_a_service_field():
+    """What the calls act on is the file's service (the manifest's or `init`'s guess), as for any ledger
+    that names none; the calls' method and path are what make the records changes."""
+    assert detect(Path("user-tasks.json"), ADMIN_TASKS) == ("change", "ledger")
+    served = "\n".join(json.dumps({"time": f"2026-01-27T05:3{i}:00Z", "id": f"r{i}", "request": "POST /v1/orders HTTP/1.1",
+                                    "status": 201, "bytes": 88}) for i in range(5))
+    assert detect(Path("access.json"), served) != ("change", "ledger")  # an access log's requests are no changes

@@ -178,6 +178,15 @@ def _call(v: dict) -> tuple[str, str] | None:
     return method, m.group(2) if m else said
 
 
+def _task_call(v: dict) -> tuple[str, str] | None:
+    """An admin API's record of a call made to it (a task with an id), not a served request of an access
+    log (a numeric HTTP status): a change record whose subject is the file's service."""
+    status = scalar(v, "status", "Status", "status_code", "statusCode", "response_code")
+    if first(v, *_ID) is None or isinstance(status, int) or re.fullmatch(r"[1-5]\d\d", as_text(status or "")):
+        return None
+    return _call(v)
+
+
 def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None,
                   known: Callable[[str], bool] | None = None) -> Change | Unparsed | None:
     """One record as a change (the field names above), or why it is not one; None for a record of an API
@@ -334,7 +343,8 @@ def detect(text: str) -> str | None:
     sample = dated[0].value
     who = (first(sample, *_SERVICE, *_PROJECT, *_FLAG, "targets", "target_group")
            or first(dated[0].parent or {}, *_SERVICE, *_PROJECT)
-           or _migration_tool(sample, dated[0].parent))
+           or _migration_tool(sample, dated[0].parent)
+           or _task_call(sample))
     what = (first(sample, *_ID, *_TYPE, *_FLAG, *_SUMMARY) is not None or _migration_tool(sample, dated[0].parent)
             or first(sample, "version_to", "to_version", "changes") is not None)
     return "ledger" if who is not None and what else None
