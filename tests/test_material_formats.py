@@ -424,3 +424,50 @@ def test_an_admin_apis_task_list_is_detected_as_a_change_ledger_without_a_servic
     served = "\n".join(json.dumps({"time": f"2026-01-27T05:3{i}:00Z", "id": f"r{i}", "request": "POST /v1/orders HTTP/1.1",
                                     "status": 201, "bytes": 88}) for i in range(5))
     assert detect(Path("access.json"), served) != ("change", "ledger")  # an access log's requests are no changes
+
+
+def _execution(eid: str, name: str, start_ms: int, stages: list[dict], **extra) -> dict:
+    return {"type": "PIPELINE", "id": eid, "application": "tickets", "name": name, "status": "SUCCEEDED",
+            "startTime": start_ms, "endTime": start_ms + 300_000, "stages": stages, **extra}
+
+
+SPINNAKER = json.dumps([  # newest first, as the API returns them
+    _execution("ex-4", "Rollback production", 1_780_000_900_000,
+               [{"type": "rollbackServerGroup", "status": "SUCCEEDED",
+                 "context": {"serverGroupName": "tickets-prod-v031", "targetServerGroup": "tickets-prod-v030",
+                             "imageId": "registry.example/tickets:2.4.0"}}],
+               trigger={"type": "manual", "parameters": {"reason": "undo 2.5.0"}}),
+    _execution("ex-3", "Bake only", 1_780_000_600_000, [{"type": "bake", "status": "SUCCEEDED"}]),
+    _execution("ex-2", "Deploy production", 1_780_000_000_000,
+               [{"type": "findImageFromTags", "status": "SUCCEEDED"},
+                {"type": "deploy", "status": "SUCCEEDED", "context": {"serverGroupName": "tickets-prod-v031"}}],
+               trigger={"type": "docker", "tag": "2.5.0"}),
+    _execution("ex-1", "Deploy production", 1_779_000_000_000,
+               [{"type": "deploy", "status": "CANCELED", "context": {"serverGroupName": "tickets-prod-v030x"}}],
+               canceled=True)], indent=1)
+
+
+def test_spinnaker_executions_give_the_deploys_and_rollbacks_that_ran_and_what_each_rollback_undid():
+    """An execution is a change when a stage that changes what runs ran; a rollback is told by its stage
+    type and undoes the execution that created the server group it rolls back; times are epoch ms."""
+    assert detect(Path("executions.json"), SPINNAKER) == ("change", "spinnaker")
+    got, bad = ledgers.PARSERS["spinnaker"](SPINNAKER, "tickets", "prod")
+    assert not bad
+    assert [(c.id, c.type, c.version_to, c.rollback_of) for c in got] == [
+        ("ex-4", "rollback", "2.4.0", "ex-2"), ("ex-2", "deployment", "2.5.0", None)]
+    assert got[1].started_at == datetime(2026, 5, 28, 20, 26, 40, tzinfo=timezone.utc)
+    assert got[1].completed_at == datetime(2026, 5, 28, 20, 31, 40, tzinfo=timezone.utc)
+    for ch in got:
+        _cites(SPINNAKER, ch)
+
+
+def test_a_change_file_declared_ledger_in_a_tools_own_shape_is_read_by_that_tools_reader(tmp_path):
+    """`ledger` names the family: a Spinnaker execution list declared `format: ledger` is read as Spinnaker."""
+    from state.sources import Manifest, SourceEntry
+    from tools.corpus import load_sources
+
+    (tmp_path / "ex.json").write_text(SPINNAKER)
+    entry = SourceEntry(id="pipelines", path="ex.json", kind="change", format="ledger", environment="prod",
+                        service="tickets", groups=["sre"])
+    (doc,) = load_sources(tmp_path, Manifest(format="investigator/sources@1", sources=(entry,)))
+    assert doc.format == "spinnaker" and [c.id for c in doc.changes] == ["ex-4", "ex-2"]

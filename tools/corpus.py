@@ -346,6 +346,8 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
                 "changes": (fchanges.from_record(record, s, e),)}
     env = entry.environment
     svc = entry.service
+    if fmt == "ledger" and (own := fledgers.detect(text)) in fledgers.PARSERS:
+        fmt = own  # `ledger` names the family: a file in one of its tools' own shapes is read by that tool's reader
     if fmt in fledgers.PARSERS:
         try:
             if fmt == "ledger":  # a record of an API call with no type field is of the type its path names

@@ -74,7 +74,7 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "metric", "prometheus"
         if (cloud := fcloud.detect(text)) is not None:
             return "metric", cloud
-        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs"):
+        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs", "spinnaker"):
             return "change", fmt
         if "involvedObject" in blob or '"reason"' in blob and '"Event' in blob:
             return "kubernetes", "events"

@@ -9,6 +9,8 @@
 - `ecs`, `cloudtrail`, `route53`, `certificates`: what a control plane exports (ECS deployments,
   CloudTrail calls, Route 53 change batches, cert-manager issuances), parsed in
   `tools.formats.controlplane`; detected here and listed in `PARSERS` with the others.
+- `spinnaker`: a deploy pipeline's executions (`type: PIPELINE`, epoch-ms times, stages), parsed in
+  `tools.formats.pipelines`.
 - `migrations`: migration tool output as text — Alembic `Running upgrade A -> B`, Sqitch `Deploy`
   blocks, Flyway `info` tables.
 
@@ -30,6 +32,7 @@ from urllib.parse import urlsplit
 from state.sources import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats.controlplane import parse_certificates, parse_cloudtrail, parse_ecs, parse_route53
+from tools.formats.pipelines import is_spinnaker, parse_spinnaker
 from tools.formats.logs import time_field
 from tools.formats.records import Rec, first, read_records, records, same_environment, scalar, stated_environment
 from tools.formats.shape import ContentError
@@ -329,6 +332,8 @@ def detect(text: str) -> str | None:
         return "cloudtrail"
     if head.startswith("{") and '"serviceName"' in head and '"deployments"' in head:
         return "ecs"
+    if is_spinnaker(text):
+        return "spinnaker"
     if '"cert-manager.io/' in head and ('"Certificate"' in head or '"CertificateRequest"' in head):
         return "certificates"
     if _ALEMBIC.search(head) or re.search(r"^Deploy [0-9a-f]{7,40}\s*$", head, re.M) or re.search(
@@ -351,4 +356,4 @@ def detect(text: str) -> str | None:
 
 
 PARSERS = {"ledger": parse_ledger, "ecs": parse_ecs, "cloudtrail": parse_cloudtrail, "route53": parse_route53,
-           "certificates": parse_certificates, "migrations": parse_migrations}
+           "certificates": parse_certificates, "migrations": parse_migrations, "spinnaker": parse_spinnaker}
