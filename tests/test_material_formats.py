@@ -471,3 +471,43 @@ def test_a_change_file_declared_ledger_in_a_tools_own_shape_is_read_by_that_tool
                         service="tickets", groups=["sre"])
     (doc,) = load_sources(tmp_path, Manifest(format="investigator/sources@1", sources=(entry,)))
     assert doc.format == "spinnaker" and [c.id for c in doc.changes] == ["ex-4", "ex-2"]
+
+
+GRAFANA_WIDE = '''"Time","checkout p95 (s)","checkout p99 (s)"
+"2026-06-01 09:00:00",0.21,0.40
+"2026-06-01 09:01:00",0.22,
+"2026-06-01 09:02:00",1.90,3.10
+'''
+
+
+def _metric_case(tmp_path, name: str, text: str, timezone: str | None):
+    from state.sources import Manifest, SourceEntry
+    from tools.corpus import load_sources
+
+    (tmp_path / name).write_text(text)
+    entry = SourceEntry(id="panel", path=name, kind="metric", format="auto", environment="prod",
+                        service="checkout", groups=["sre"], timezone=timezone)
+    (doc,) = load_sources(tmp_path, Manifest(format="investigator/sources@1", sources=(entry,)))
+    return doc
+
+
+def test_grafanas_csv_download_gives_a_series_per_column_read_in_the_manifests_timezone(tmp_path):
+    """Grafana's "Download CSV" (joined by time) names its series in the header and writes the
+    browser's local time without a zone: no sidecar is needed, and the manifest entry's timezone dates it."""
+    doc = _metric_case(tmp_path, "panel.csv", GRAFANA_WIDE, "+09:00")
+    assert doc.format == "csv" and not doc.unparsed
+    p95, p99 = doc.series
+    assert (p95.metric, p95.entity, [x.value for x in p95.points]) == ("checkout p95 (s)", "checkout", [0.21, 0.22, 1.9])
+    assert [x.value for x in p99.points] == [0.40, 3.10]  # an empty cell: no point at that time
+    assert p95.points[2].ts == datetime(2026, 6, 1, 0, 2, tzinfo=timezone.utc)
+    assert GRAFANA_WIDE[p95.points[2].start:p95.points[2].end] == '"2026-06-01 09:02:00",1.90,3.10'
+
+
+def test_grafanas_one_row_a_point_csv_and_times_without_a_zone_or_a_timezone(tmp_path):
+    long = '"Series";"Time";"Value"\n'.replace(";", ",") + "".join(
+        f'"checkout p95","2026-06-01T09:0{i}:00+09:00",{v}\n' for i, v in enumerate((0.2, 0.3)))
+    (s,) = _metric_case(tmp_path, "long.csv", long, None).series
+    assert s.metric == "checkout p95" and [x.value for x in s.points] == [0.2, 0.3]
+    doc = _metric_case(tmp_path, "panel.csv", GRAFANA_WIDE, None)  # local times and no timezone: not guessed
+    assert not any(s.points for s in doc.series) and len(doc.unparsed) == 3
+    assert "timezone" in doc.unparsed[0].reason
