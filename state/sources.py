@@ -31,7 +31,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "metric": ("csv", "prometheus", "cloudwatch", "datadog"),
     "kubernetes": ("events", "pods", "pods-wide", "describe"),
     "change": ("record", "helm", "argocd", "rollout", "flags", "ledger", "ecs", "cloudtrail", "route53", "certificates",
-               "migrations"),
+               "migrations", "spinnaker"),
     "config": ("record", "yaml", "json", "env", "properties", "configmap"),
     "mapping": ("record",), "ownership": ("record",), "catalog": ("record", "backstage", "registry"),
 }

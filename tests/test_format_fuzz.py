@@ -72,6 +72,7 @@ SAMPLES = [
     ("trail.json", "change", "cloudtrail", "json"),
     ("r53.json", "change", "route53", "json"),
     ("certs.json", "change", "certificates", "json"),
+    ("spinnaker.json", "change", "spinnaker", "json"),
     ("alembic.txt", "change", "migrations", "text"),
     ("sqitch.txt", "change", "migrations", "text"),
     ("flyway-info.txt", "change", "migrations", "text"),
@@ -104,6 +105,7 @@ TOOL_SAMPLES = {
          "responseElements": {"listeners": [{"sslPolicy": "P2", "previousSslPolicy": "P1"}]}}]}, indent=2),
     "r53.json": tm.ROUTE53,
     "certs.json": tm.CERTS,
+    "spinnaker.json": tm.SPINNAKER,
     "alembic.txt": tm.ALEMBIC,
     "sqitch.txt": """On database db:pg:orders
 Deploy 6c2f28d125aff1deea615f8de774599c6aea1e1b
@@ -398,7 +400,8 @@ def test_a_container_of_another_shape_is_refused_naming_its_path_and_shape_never
 NO_CONTAINER = [("change", "helm", "helm.json"), ("change", "argocd", "argocd.json"), ("change", "ecs", "ecs.json"),
                 ("change", "ledger", "ledger.json"), ("change", "cloudtrail", "trail.json"),
                 ("change", "route53", "r53.json"), ("change", "certificates", "certs.json"),
-                ("change", "migrations", "upgrade.json"), ("catalog", "registry", "registry.json"),
+                ("change", "spinnaker", "spinnaker.json"), ("change", "migrations", "upgrade.json"),
+                ("catalog", "registry", "registry.json"),
                 ("trace", "otlp", "otlp.json"), ("trace", "jaeger", "jaeger.json"), ("note", "chat", "inc.json")]
 
 

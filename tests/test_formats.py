@@ -989,9 +989,11 @@ def test_a_csv_stamp_without_a_zone_needs_the_sources_timezone():
     assert_slices(text, s.points, ["2026-04-29 10:38:00,212", "2026-04-29 10:39:00,219"])
 
 
-def test_a_csv_without_the_ts_value_header_is_a_problem_not_a_series():
-    series, _bad, problem = metrics.parse_csv("time,p95\n2026-04-29T10:38:00Z,212\n", MetricMeta(), "m", None)
-    assert series == [] and "ts,value" in problem
+def test_a_csv_without_the_ts_value_or_grafana_header_is_a_problem_not_a_series():
+    series, _bad, problem = metrics.parse_csv("at;p95\n2026-04-29T10:38:00Z;212\n", MetricMeta(), "m", None)
+    assert series == [] and "ts,value" in problem and "Grafana" in problem
+    (series,), _bad, problem = metrics.parse_csv("time,p95\n2026-04-29T10:38:00Z,212\n", MetricMeta(), "m", None)
+    assert problem is None and series.metric == "p95"  # a `time,<series>` header is Grafana's
 
 
 PROMETHEUS = (

@@ -159,6 +159,35 @@ def test_cloudtrail_keeps_calls_that_change_something():
     assert detect(Path("trail.json"), CLOUDTRAIL) == ("change", "cloudtrail")
 
 
+
+def _trail(*records: dict) -> str:
+    return json.dumps({"Records": [{"eventVersion": "1.09", "eventSource": "rds.amazonaws.com", **r} for r in records]})
+
+
+def test_a_cloudtrail_call_acts_on_the_resource_its_identifier_parameter_names_for_the_calls_own_type():
+    """Without an ARN, the call's resource is the `<type>Identifier`/`Id`/`Name` parameter of the type its
+    name acts on (ModifyDBInstance → dBInstanceIdentifier), not another resource it mentions."""
+    text = _trail(
+        {"eventTime": "2026-05-02T08:00:00Z", "eventName": "ModifyDBInstance", "eventID": "e1",
+         "requestParameters": {"dBParameterGroupName": "pg15-tuned", "dBInstanceIdentifier": "ledger-db-main"}},
+        {"eventTime": "2026-05-02T08:00:05Z", "eventName": "ModifyDBParameterGroup", "eventID": "e2",
+         "requestParameters": {"dBParameterGroupName": "pg15-tuned", "parameters": [{"parameterName": "work_mem"}]}},
+        {"eventTime": "2026-05-02T08:00:09Z", "eventName": "RebootDBInstance", "eventID": "e3",
+         "requestParameters": {"forceFailover": True}})
+    changes, _ = controlplane.parse_cloudtrail(text, "ledger-db", "prod")
+    assert [(c.id, c.target, c.service) for c in changes] == [
+        ("e1", "ledger-db-main", "ledger-db-main"), ("e2", "pg15-tuned", "pg15-tuned"), ("e3", None, "ledger-db")]
+
+
+def test_a_cloudtrail_call_the_service_refused_changed_nothing():
+    text = _trail(
+        {"eventTime": "2026-05-02T08:00:00Z", "eventName": "DeleteDBParameterGroup", "eventID": "e1",
+         "errorCode": "InvalidDBParameterGroupState", "requestParameters": {"dBParameterGroupName": "pg14-old"}},
+        {"eventTime": "2026-05-02T08:00:30Z", "eventName": "DeleteDBParameterGroup", "eventID": "e2",
+         "requestParameters": {"dBParameterGroupName": "pg14-old"}})
+    changes, bad = controlplane.parse_cloudtrail(text, "ledger-db", "prod")
+    assert [c.id for c in changes] == ["e2"] and not bad
+
 ROUTE53 = json.dumps({"ChangeInfo": {"Id": "/change/C0ABC", "Status": "INSYNC", "SubmittedAt": "2026-04-29T10:00:00Z",
                                      "Comment": "shift traffic"},
                       "ChangeBatch": {"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
@@ -386,3 +415,99 @@ def test_an_admin_apis_task_list_gives_the_calls_that_change_something_typed_by_
     assert rebalance.summary.startswith("POST /kafkacruisecontrol/rebalance?dryrun=false")
     for ch in got:
         _cites(ADMIN_TASKS, ch)
+
+
+def test_an_admin_apis_task_list_is_detected_as_a_change_ledger_without_a_service_field():
+    """What the calls act on is the file's service (the manifest's or `init`'s guess), as for any ledger
+    that names none; the calls' method and path are what make the records changes."""
+    assert detect(Path("user-tasks.json"), ADMIN_TASKS) == ("change", "ledger")
+    served = "\n".join(json.dumps({"time": f"2026-01-27T05:3{i}:00Z", "id": f"r{i}", "request": "POST /v1/orders HTTP/1.1",
+                                    "status": 201, "bytes": 88}) for i in range(5))
+    assert detect(Path("access.json"), served) != ("change", "ledger")  # an access log's requests are no changes
+
+
+def _execution(eid: str, name: str, start_ms: int, stages: list[dict], **extra) -> dict:
+    return {"type": "PIPELINE", "id": eid, "application": "tickets", "name": name, "status": "SUCCEEDED",
+            "startTime": start_ms, "endTime": start_ms + 300_000, "stages": stages, **extra}
+
+
+SPINNAKER = json.dumps([  # newest first, as the API returns them
+    _execution("ex-4", "Rollback production", 1_780_000_900_000,
+               [{"type": "rollbackServerGroup", "status": "SUCCEEDED",
+                 "context": {"serverGroupName": "tickets-prod-v031", "targetServerGroup": "tickets-prod-v030",
+                             "imageId": "registry.example/tickets:2.4.0"}}],
+               trigger={"type": "manual", "parameters": {"reason": "undo 2.5.0"}}),
+    _execution("ex-3", "Bake only", 1_780_000_600_000, [{"type": "bake", "status": "SUCCEEDED"}]),
+    _execution("ex-2", "Deploy production", 1_780_000_000_000,
+               [{"type": "findImageFromTags", "status": "SUCCEEDED"},
+                {"type": "deploy", "status": "SUCCEEDED", "context": {"serverGroupName": "tickets-prod-v031"}}],
+               trigger={"type": "docker", "tag": "2.5.0"}),
+    _execution("ex-1", "Deploy production", 1_779_000_000_000,
+               [{"type": "deploy", "status": "CANCELED", "context": {"serverGroupName": "tickets-prod-v030x"}}],
+               canceled=True)], indent=1)
+
+
+def test_spinnaker_executions_give_the_deploys_and_rollbacks_that_ran_and_what_each_rollback_undid():
+    """An execution is a change when a stage that changes what runs ran; a rollback is told by its stage
+    type and undoes the execution that created the server group it rolls back; times are epoch ms."""
+    assert detect(Path("executions.json"), SPINNAKER) == ("change", "spinnaker")
+    got, bad = ledgers.PARSERS["spinnaker"](SPINNAKER, "tickets", "prod")
+    assert not bad
+    assert [(c.id, c.type, c.version_to, c.rollback_of) for c in got] == [
+        ("ex-4", "rollback", "2.4.0", "ex-2"), ("ex-2", "deployment", "2.5.0", None)]
+    assert got[1].started_at == datetime(2026, 5, 28, 20, 26, 40, tzinfo=timezone.utc)
+    assert got[1].completed_at == datetime(2026, 5, 28, 20, 31, 40, tzinfo=timezone.utc)
+    for ch in got:
+        _cites(SPINNAKER, ch)
+
+
+def test_a_change_file_declared_ledger_in_a_tools_own_shape_is_read_by_that_tools_reader(tmp_path):
+    """`ledger` names the family: a Spinnaker execution list declared `format: ledger` is read as Spinnaker."""
+    from state.sources import Manifest, SourceEntry
+    from tools.corpus import load_sources
+
+    (tmp_path / "ex.json").write_text(SPINNAKER)
+    entry = SourceEntry(id="pipelines", path="ex.json", kind="change", format="ledger", environment="prod",
+                        service="tickets", groups=["sre"])
+    (doc,) = load_sources(tmp_path, Manifest(format="investigator/sources@1", sources=(entry,)))
+    assert doc.format == "spinnaker" and [c.id for c in doc.changes] == ["ex-4", "ex-2"]
+
+
+GRAFANA_WIDE = '''"Time","checkout p95 (s)","checkout p99 (s)"
+"2026-06-01 09:00:00",0.21,0.40
+"2026-06-01 09:01:00",0.22,
+"2026-06-01 09:02:00",1.90,3.10
+'''
+
+
+def _metric_case(tmp_path, name: str, text: str, timezone: str | None):
+    from state.sources import Manifest, SourceEntry
+    from tools.corpus import load_sources
+
+    (tmp_path / name).write_text(text)
+    entry = SourceEntry(id="panel", path=name, kind="metric", format="auto", environment="prod",
+                        service="checkout", groups=["sre"], timezone=timezone)
+    (doc,) = load_sources(tmp_path, Manifest(format="investigator/sources@1", sources=(entry,)))
+    return doc
+
+
+def test_grafanas_csv_download_gives_a_series_per_column_read_in_the_manifests_timezone(tmp_path):
+    """Grafana's "Download CSV" (joined by time) names its series in the header and writes the
+    browser's local time without a zone: no sidecar is needed, and the manifest entry's timezone dates it."""
+    doc = _metric_case(tmp_path, "panel.csv", GRAFANA_WIDE, "+09:00")
+    assert doc.format == "csv" and not doc.unparsed
+    p95, p99 = doc.series
+    assert (p95.metric, p95.entity, [x.value for x in p95.points]) == ("checkout p95 (s)", "checkout", [0.21, 0.22, 1.9])
+    assert [x.value for x in p99.points] == [0.40, 3.10]  # an empty cell: no point at that time
+    assert p95.points[2].ts == datetime(2026, 6, 1, 0, 2, tzinfo=timezone.utc)
+    assert GRAFANA_WIDE[p95.points[2].start:p95.points[2].end] == '"2026-06-01 09:02:00",1.90,3.10'
+
+
+def test_grafanas_one_row_a_point_csv_and_times_without_a_zone_or_a_timezone(tmp_path):
+    long = '"Series";"Time";"Value"\n'.replace(";", ",") + "".join(
+        f'"checkout p95","2026-06-01T09:0{i}:00+09:00",{v}\n' for i, v in enumerate((0.2, 0.3)))
+    (s,) = _metric_case(tmp_path, "long.csv", long, None).series
+    assert s.metric == "checkout p95" and [x.value for x in s.points] == [0.2, 0.3]
+    doc = _metric_case(tmp_path, "panel.csv", GRAFANA_WIDE, None)  # local times and no timezone: not guessed
+    assert not any(s.points for s in doc.series) and len(doc.unparsed) == 3
+    assert "timezone" in doc.unparsed[0].reason

@@ -298,10 +298,11 @@ def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     fmt = (fcloud.detect(text) or fmetrics.detect(text)) if entry.format == "auto" else entry.format
     meta_path = path.with_name(path.name + ".meta.yaml")
     meta: MetricMeta | None = None
-    if meta_path.exists() or fmt == "csv":
+    names_itself = fmt == "csv" and fmetrics.grafana_columns(text.split("\n", 1)[0]) is not None
+    if meta_path.exists() or fmt == "csv" and not names_itself:  # Grafana's CSV names its series
         meta = _validated(meta_path, MetricMeta, read_yaml(meta_path, limit=YAML_BYTES, quote=False))
         _check_groups(meta_path, entry, meta.groups)
-        if fmt == "csv" and not meta.metric:
+        if fmt == "csv" and not meta.metric and not names_itself:
             raise CaseError(str(meta_path), "metric", "the metric name of the CSV series")
     entity = entry.service if entry.service != "*" else None
     if fmt == "csv":
@@ -346,6 +347,8 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
                 "changes": (fchanges.from_record(record, s, e),)}
     env = entry.environment
     svc = entry.service
+    if fmt == "ledger" and (own := fledgers.detect(text)) in fledgers.PARSERS:
+        fmt = own  # `ledger` names the family: a file in one of its tools' own shapes is read by that tool's reader
     if fmt in fledgers.PARSERS:
         try:
             if fmt == "ledger":  # a record of an API call with no type field is of the type its path names

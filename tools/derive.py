@@ -24,7 +24,7 @@ from tools.corpus import SourceDoc
 from tools.entities import EntityExtractor
 from tools.formats.k8s import rollout_of, workload_of_pod
 
-DERIVATION = "2026-12-06.3"
+DERIVATION = "2026-12-06.4"
 """Changes whenever what a source yields (streams, relations, changes, their entities) changes:
 part of every index fingerprint, so an index built by an older runtime is rebuilt, not trusted."""
 

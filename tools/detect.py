@@ -19,6 +19,7 @@ from tools.formats import configs as fconfigs
 from tools.formats import k8s as fk8s
 from tools.formats import ledgers as fledgers
 from tools.formats import logs as flogs
+from tools.formats import metrics as fmetrics
 
 PROSE_WORDS = (("postmortem", "postmortem"), ("post-mortem", "postmortem"), ("incident-review", "postmortem"),
                ("runbook", "runbook"), ("playbook", "runbook"), ("note", "note"), ("handover", "note"),
@@ -56,7 +57,8 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
         kind = next((k for w, k in PROSE_WORDS if w in str(path).lower()), "doc")
         return kind, "markdown"
     if name.endswith(".csv"):
-        return ("metric", "csv") if head.lower().startswith("ts,value") else None
+        grafana = fmetrics.grafana_columns(head.split("\n", 1)[0]) is not None
+        return ("metric", "csv") if head.lower().startswith("ts,value") or grafana else None
     if name.endswith(".env"):
         return "config", "env"
     if name.endswith(".properties"):
@@ -74,7 +76,7 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
             return "metric", "prometheus"
         if (cloud := fcloud.detect(text)) is not None:
             return "metric", cloud
-        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs"):
+        if (fmt := fledgers.detect(text)) in ("certificates", "cloudtrail", "route53", "ecs", "spinnaker"):
             return "change", fmt
         if "involvedObject" in blob or '"reason"' in blob and '"Event' in blob:
             return "kubernetes", "events"

@@ -92,6 +92,8 @@ def _json(text: str) -> jsonspan.J:
 
 
 _READ_ONLY = re.compile(r"^(Describe|Get|List|Lookup|Head|Check|Search|Batch(Get|Describe))")
+_VERB = re.compile(r"^[A-Z][a-z]+")
+_ID_KEY = re.compile(r"(.+?)(?:identifier|id|name)")
 
 
 def parse_cloudtrail(text: str, service: str, environment: str, tz: timezone | None = None
@@ -115,12 +117,12 @@ def _trail_change(rec: Rec, service: str, environment: str, tz: timezone | None,
     if not name or at is None:
         bad.append(Unparsed(start=rec.start, end=rec.end, reason="a CloudTrail record with eventName and eventTime"))
         return
-    if _READ_ONLY.match(name) or v.get("readOnly") is True:
-        return
+    if _READ_ONLY.match(name) or v.get("readOnly") is True or as_text(v.get("errorCode") or ""):
+        return  # a read, or a call the service refused: nothing changed
     params = obj(v.get("requestParameters"))
     arn = next((as_text(x) for k, x in params.items() if k.lower().endswith("arn") and isinstance(x, str)), "")
     lb = re.search(r"/(?:app|net|gwy)/([^/]+)/", arn)
-    target = lb.group(1) if lb else (re.split(r"[:/]", arn)[-1] if arn else None)
+    target = lb.group(1) if lb else (re.split(r"[:/]", arn)[-1] if arn else _acted_on(name, params))
     blob = f"{name} {params}".lower()
     kind = ("certificate" if re.search(r"ssl|certificate|tls", blob) else "dns" if "route53" in
             as_text(v.get("eventSource")) else "infrastructure")
@@ -131,6 +133,20 @@ def _trail_change(rec: Rec, service: str, environment: str, tz: timezone | None,
                       target=target or None,
                       environment=environment, started_at=at, completed_at=at, config_changes=diffs,
                       summary=f"{as_text(v.get('eventSource'))} {name} {target or ''}".strip()))
+
+
+def _acted_on(name: str, params: dict) -> str | None:
+    """The resource a call names by identifier rather than ARN: the request parameter `<type>Id`,
+    `<type>Identifier` or `<type>Name` whose type is the one the call's name acts on
+    (`ModifyReplicationGroup` → `replicationGroupId`, `PutBucketPolicy` → `bucketName`); the longest such
+    type wins. None when no parameter names the call's own type (the file's service stands then)."""
+    acts_on = _VERB.sub("", name, count=1).lower()
+    found: list[tuple[int, str]] = []
+    for key, value in params.items():
+        m = _ID_KEY.fullmatch(key.lower())
+        if m and isinstance(value, str) and value.strip() and acts_on.startswith(m.group(1)):
+            found.append((len(m.group(1)), value.strip()))
+    return max(found)[1] if found else None
 
 
 def _cloudtrail_diffs(v: dict) -> tuple[ConfigChange, ...]:

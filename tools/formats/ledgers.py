@@ -9,6 +9,8 @@
 - `ecs`, `cloudtrail`, `route53`, `certificates`: what a control plane exports (ECS deployments,
   CloudTrail calls, Route 53 change batches, cert-manager issuances), parsed in
   `tools.formats.controlplane`; detected here and listed in `PARSERS` with the others.
+- `spinnaker`: a deploy pipeline's executions (`type: PIPELINE`, epoch-ms times, stages), parsed in
+  `tools.formats.pipelines`.
 - `migrations`: migration tool output as text — Alembic `Running upgrade A -> B`, Sqitch `Deploy`
   blocks, Flyway `info` tables.
 
@@ -30,6 +32,7 @@ from urllib.parse import urlsplit
 from state.change import ConfigChange, FlagChange
 from state.telemetry import Change, Unparsed, as_text
 from tools.formats.controlplane import parse_certificates, parse_cloudtrail, parse_ecs, parse_route53
+from tools.formats.pipelines import is_spinnaker, parse_spinnaker
 from tools.formats.logs import time_field
 from tools.formats.records import Rec, first, read_records, records, same_environment, scalar, stated_environment
 from tools.formats.shape import ContentError
@@ -178,6 +181,15 @@ def _call(v: dict) -> tuple[str, str] | None:
     return method, m.group(2) if m else said
 
 
+def _task_call(v: dict) -> tuple[str, str] | None:
+    """An admin API's record of a call made to it (a task with an id), not a served request of an access
+    log (a numeric HTTP status): a change record whose subject is the file's service."""
+    status = scalar(v, "status", "Status", "status_code", "statusCode", "response_code")
+    if first(v, *_ID) is None or isinstance(status, int) or re.fullmatch(r"[1-5]\d\d", as_text(status or "")):
+        return None
+    return _call(v)
+
+
 def ledger_change(rec: Rec, service: str, environment: str, tz: timezone | None,
                   known: Callable[[str], bool] | None = None) -> Change | Unparsed | None:
     """One record as a change (the field names above), or why it is not one; None for a record of an API
@@ -320,6 +332,8 @@ def detect(text: str) -> str | None:
         return "cloudtrail"
     if head.startswith("{") and '"serviceName"' in head and '"deployments"' in head:
         return "ecs"
+    if is_spinnaker(text):
+        return "spinnaker"
     if '"cert-manager.io/' in head and ('"Certificate"' in head or '"CertificateRequest"' in head):
         return "certificates"
     if _ALEMBIC.search(head) or re.search(r"^Deploy [0-9a-f]{7,40}\s*$", head, re.M) or re.search(
@@ -334,11 +348,12 @@ def detect(text: str) -> str | None:
     sample = dated[0].value
     who = (first(sample, *_SERVICE, *_PROJECT, *_FLAG, "targets", "target_group")
            or first(dated[0].parent or {}, *_SERVICE, *_PROJECT)
-           or _migration_tool(sample, dated[0].parent))
+           or _migration_tool(sample, dated[0].parent)
+           or _task_call(sample))
     what = (first(sample, *_ID, *_TYPE, *_FLAG, *_SUMMARY) is not None or _migration_tool(sample, dated[0].parent)
             or first(sample, "version_to", "to_version", "changes") is not None)
     return "ledger" if who is not None and what else None
 
 
 PARSERS = {"ledger": parse_ledger, "ecs": parse_ecs, "cloudtrail": parse_cloudtrail, "route53": parse_route53,
-           "certificates": parse_certificates, "migrations": parse_migrations}
+           "certificates": parse_certificates, "migrations": parse_migrations, "spinnaker": parse_spinnaker}

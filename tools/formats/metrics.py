@@ -1,4 +1,4 @@
-"""Metric parsers: one-series CSV with a sidecar, and Prometheus range-query JSON.
+"""Metric parsers: one-series CSV with a sidecar, Grafana's CSV download, and Prometheus range-query JSON.
 
 Every point keeps the offsets of its CSV line or of its `[ts, "value"]` pair, so the
 onset or peak of a series can be cited exactly.
@@ -6,6 +6,7 @@ onset or peak of a series can be cited exactly.
 
 from __future__ import annotations
 
+import csv
 import math
 from datetime import datetime
 
@@ -44,7 +45,9 @@ def parse_csv(text: str, meta: MetricMeta, default_metric: str, entity: str | No
         return [], [], "a CSV header 'ts,value'"
     head = [h.strip().lower() for h in lines[0].strip().split(",")]
     if head[:2] != ["ts", "value"]:
-        return [], [], "a CSV header 'ts,value'"
+        if grafana_columns(lines[0]) is None:
+            return [], [], "a CSV header 'ts,value', or Grafana's 'Time,<series>…' or 'Series,Time,Value'"
+        return (*parse_grafana(text, meta, entity, tz), None)
     default_tz = zone(tz)
     points: list[SeriesPoint] = []
     bad: list[Unparsed] = []
@@ -67,6 +70,57 @@ def parse_csv(text: str, meta: MetricMeta, default_metric: str, entity: str | No
                environment=meta.environment, unit=meta.unit, role=meta.role, capacity=meta.capacity,
                points=tuple(points))
     return [s], bad, None
+
+
+def grafana_columns(header: str) -> list[str] | None:
+    """The columns of Grafana's "Download CSV" header (`"Time","<series>"…` joined by time, or
+    `"Series","Time","Value"` one row a point), None for another header."""
+    cells = [c.strip() for c in next(csv.reader([header.strip("\ufeff\r\n")]), [])]
+    low = [c.lower() for c in cells]
+    if low[:3] == ["series", "time", "value"] or (len(cells) >= 2 and low[0] == "time" and all(cells[1:])):
+        return cells
+    return None
+
+
+def parse_grafana(text: str, meta: MetricMeta, entity: str | None, tz: str | None
+                  ) -> tuple[list[Series], list[Unparsed]]:
+    """Grafana's "Download CSV": a series per value column named by its header (or per `Series` value),
+    its times as the browser wrote them — without a zone they are read in the manifest entry's
+    `timezone`. The sidecar's metric names the series when there is one; else its own name does."""
+    lines = text.splitlines(keepends=True)
+    cols = grafana_columns(lines[0]) or []
+    long = [c.lower() for c in cols[:3]] == ["series", "time", "value"]
+    default_tz = zone(tz)
+    points: dict[str, list[SeriesPoint]] = {} if long else {c: [] for c in cols[1:]}
+    bad: list[Unparsed] = []
+    offset = len(lines[0])
+    for raw in lines[1:]:
+        line = raw.rstrip("\r\n")
+        end = offset + len(line)
+        cells = next(csv.reader([line]), []) if line.strip() else []
+        if cells:
+            if long:  # (series, time, value) of one point
+                named = [(cells[0], cells[1], cells[2])] if len(cells) >= 3 else []
+            else:  # a time and a value per series column; an empty cell is a series without a point then
+                named = [(c, cells[0], v) for c, v in zip(cols[1:], cells[1:]) if v.strip()]
+            ts0 = parse_time(named[0][1].strip(), default_tz) if named else None
+            got = [(name, _value(v)) for name, _t, v in named]
+            if ts0 is None or not got or any(v is None for _n, v in got):
+                bad.append(Unparsed(start=offset, end=end, reason=(
+                    "a Grafana CSV row: a time (with a zone, or the manifest entry's timezone) and numbers")))
+            else:
+                for name, value in got:
+                    assert value is not None
+                    points.setdefault(name, []).append(SeriesPoint(start=offset, end=end, ts=ts0, value=value))
+        offset += len(raw)
+    one = len(points) == 1
+    out = []
+    for name, pts in points.items():
+        metric = meta.metric if one and meta.metric else name
+        out.append(Series(start=0, end=len(text.rstrip()), key=series_key(metric, {}), metric=metric,
+                          entity=meta.service or entity, environment=meta.environment, unit=meta.unit, role=meta.role,
+                          capacity=meta.capacity, points=tuple(pts)))
+    return out, bad
 
 
 _SERIES = ("a series object of a Prometheus query result (metric an object of label names to text; values a list of "
