@@ -32,13 +32,12 @@ def test_no_blind_case_gets_a_false_confirmation_a_leak_or_an_error(scores):
     assert sum(s.leaks for s in scores) == 0 and all(s.citations_valid == s.citations for s in scores)
 
 
-def test_the_root_cause_is_found_in_nearly_every_blind_case_that_names_one(scores):
-    """Confirmed or inferred: an on-call engineer with the same files names the root; so must the run. One
-    is still missed (the right entity, the wrong one of five control-plane writes: bench/blind-10/NOTES.md
-    says why); a second miss, or a wrong root confirmed, fails."""
+def test_the_root_cause_is_found_in_every_blind_case_that_names_one(scores):
+    """Confirmed or inferred: an on-call engineer with the same files names the root; so must the run.
+    A miss, or a wrong root confirmed, fails."""
     named = [s for s in scores if s.root_ok is not None]
     missed = [(s.case_id, s.root_found, s.root_expected) for s in named if not s.root_ok]
-    assert named and len(missed) <= 1, missed
+    assert named and missed == [], missed
     assert [s.case_id for s in named if s.root_found and not s.root_entity_ok and s.causal_verdict == "confirmed"] == []
 
 
