@@ -27,10 +27,12 @@ from state.casefiles import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
 from state.sources import FORMATS
+from investigator.init_report import Skipped, init_report, local_times
 from investigator.inventory import lookup, parse_inventory, read_inventory
 from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
 from tools.formats.changes import argocd_workloads
+from tools.formats.metrics import grafana_columns
 from tools.formats.logs import parse_time
 from tools.profile import default_profile
 
@@ -157,13 +159,6 @@ def _detect(p: Path, text: str) -> tuple[str, str] | None:
         raise CaseError(str(p), "<document>", "content nested less deeply (JSON deeper than can be parsed)") from None
 
 
-class Skipped(Frozen):
-    path: str
-    """The material file, relative to the sources folder."""
-    reason: str
-    """Why init did not list it."""
-
-
 class InitResult(Frozen):
     case_dir: Path
     """The case folder written (validated)."""
@@ -173,6 +168,9 @@ class InitResult(Frozen):
     """Material files not listed, each with why."""
     assumed: tuple[str, ...] = ()
     """Files that state no environment, taken to be from the alert's."""
+    zoneless: tuple[str, ...] = ()
+    """Files whose times carry no zone, with no timezone given for them: their rows stay unread until
+    their entry gets a `timezone` (the zone is never guessed)."""
 
 
 ASSUMED_KINDS = frozenset({"change", "log", "metric", "trace", "kubernetes", "config"})
@@ -257,6 +255,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
         entries, metrics = [], set()
         skipped: list[Skipped] = []
         assumed: list[str] = []
+        zoneless: list[str] = []
         inventory = Path(inventory) if inventory is not None else None
         files = sorted(p for p in sources.rglob("*") if p.is_file() and not p.is_symlink())
         texts = {p: _read_material(p) for p in files}
@@ -312,7 +311,9 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 assumed.append(rel.as_posix())
             listed = _deployed_workload(kind, fmt, text) or about.get("service")
             service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, listed)
-            if kind == "metric" and sidecar_text is None and (fmt == "csv" or "metric" in about or "unit" in about):
+            grafana = kind == "metric" and fmt == "csv" and grafana_columns(text.split("\n", 1)[0]) is not None
+            if kind == "metric" and sidecar_text is None and (
+                    fmt == "csv" and not grafana or "metric" in about or "unit" in about):  # Grafana's names its series
                 sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
                 (tmp / dest.with_name(dest.name + ".meta.yaml")).write_text(sidecar_text)
             metrics |= _metric_names(text, kind, fmt, sidecar_text)
@@ -331,6 +332,8 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 entry["trust"] = "untrusted"
             if zone_ := zone(about.get("timezone")):
                 entry["timezone"] = zone_
+            if grafana and "timezone" not in entry and local_times(text):
+                zoneless.append(rel.as_posix())
             if about.get("captured_at") and parse_time(about["captured_at"], None) is not None:
                 entry["captured_at"] = about["captured_at"]
             if about.get("version"):
@@ -345,7 +348,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 "# Review: every source got the default group; narrow where it is restricted.\n")
         (tmp / "sources.yaml").write_text(head + yaml.safe_dump({"format": "investigator/sources@1", "sources": entries},
                                                                  sort_keys=False, allow_unicode=True))
-        (tmp / "init-report.md").write_text(_report(entries, skipped, assumed, alert.environment))
+        (tmp / "init-report.md").write_text(init_report(entries, skipped, assumed, zoneless, alert.environment))
         try:
             validate_case(tmp)
         except CaseError as exc:  # name the material file (or the case file to be), not the temporary folder
@@ -354,7 +357,8 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
             shutil.rmtree(out)
         tmp.rename(out)
         done = True
-        return InitResult(case_dir=out, sources=len(entries), skipped=tuple(skipped), assumed=tuple(assumed))
+        return InitResult(case_dir=out, sources=len(entries), skipped=tuple(skipped), assumed=tuple(assumed),
+                          zoneless=tuple(zoneless))
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -425,17 +429,6 @@ def _direction(alert: AlertInfo) -> str:
             r"\b(above|over|exceeds?|higher than|more than|high)\b", words):
         return "down"
     return "up"
-
-
-def _report(entries: list[dict], skipped: list[Skipped], assumed: list[str], env: str) -> str:
-    lines = ["# What `investigator init` made of the material", "",
-             f"{len(entries)} sources listed in sources.yaml; {len(skipped)} files skipped.", ""]
-    if skipped:
-        lines += ["| skipped file | why |", "| --- | --- |", *(f"| `{s.path}` | {s.reason} |" for s in skipped), ""]
-    if assumed:
-        lines += [f"Stating no environment, taken to be from the alert's (`{env}`); correct in sources.yaml "
-                  "where wrong:", "", *(f"- `{a}`" for a in assumed), ""]
-    return "\n".join(lines)
 
 
 def _shown(file: Path, tmp: Path, out: Path, origin: dict[Path, Path]) -> str:

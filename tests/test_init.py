@@ -98,3 +98,28 @@ def test_a_bad_alert_exits_2_and_writes_nothing(tmp_path, material):
                            "--sources", str(material), "--out", str(tmp_path / "case")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "labels" in proc.stderr and not (tmp_path / "case").exists()
+
+
+def test_a_grafana_csv_is_listed_without_a_generated_sidecar_and_local_times_are_named_not_guessed(
+        tmp_path, material, capsys):
+    """Grafana's CSV names its series, so init writes no sidecar over it; its browser-local times carry no
+    zone, and with no timezone given init says which file needs one (its rows stay unread until then)."""
+    import yaml
+
+    from investigator.cli import main
+    from investigator.init import initialise
+
+    (material / "grafana").mkdir()
+    (material / "grafana" / "search-indexer-cpu.csv").write_text(
+        '"Time","search-indexer cpu"\n"2026-08-19 22:05:00",0.31\n"2026-08-19 22:06:00",0.92\n')
+    (tmp_path / "a.json").write_text(json.dumps(PAYLOAD))
+    got = initialise(tmp_path / "a.json", material, tmp_path / "case")
+    entry = next(s for s in yaml.safe_load((got.case_dir / "sources.yaml").read_text())["sources"]
+                 if s["path"].endswith("search-indexer-cpu.csv"))
+    assert (entry["kind"], entry["format"]) == ("metric", "csv") and "timezone" not in entry
+    assert not (got.case_dir / (entry["path"] + ".meta.yaml")).exists()
+    assert got.zoneless == ("grafana/search-indexer-cpu.csv",)
+    assert "grafana/search-indexer-cpu.csv" in (got.case_dir / "init-report.md").read_text()
+    assert main(["init", "--alert", str(tmp_path / "a.json"), "--sources", str(material), "--out",
+                 str(tmp_path / "case2")]) == 0
+    assert "no time zone: grafana/search-indexer-cpu.csv" in capsys.readouterr().out

@@ -69,6 +69,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(f"skipped: {s.path}: {s.reason}")
     if got.assumed:
         print(f"environment assumed (stated nowhere): {len(got.assumed)} files, listed in init-report.md")
+    for z in got.zoneless:
+        print(f"no time zone: {z}: its times carry none and none was given; set `timezone` on its entry in sources.yaml")
     out = got.case_dir
     review = "" if args.access else f"; review the access groups in {out / 'sources.yaml'}"
     print(f"{out}: case written and validated ({got.sources} sources, {len(got.skipped)} files skipped, "
