@@ -27,12 +27,12 @@ from state.casefiles import read_text_file
 from state.errors import CaseError, CaseProblems
 from state.limits import SOURCE_BYTES, YAML_BYTES
 from state.sources import FORMATS
-from investigator.init_report import Skipped, init_report, local_times
+from investigator.init_report import Skipped, init_report
 from investigator.inventory import lookup, parse_inventory, read_inventory
 from investigator.scoping import catalog_names, environment, metric_sidecar, service_of, untrusted, zone
 from tools.detect import detect
 from tools.formats.changes import argocd_workloads
-from tools.formats.metrics import grafana_columns
+from tools.formats.metrics import grafana_zoneless, is_grafana
 from tools.formats.logs import parse_time
 from tools.profile import default_profile
 
@@ -311,7 +311,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 assumed.append(rel.as_posix())
             listed = _deployed_workload(kind, fmt, text) or about.get("service")
             service = service_of(rel, kind, env, known, alert.environment, alert.service, envs, listed)
-            grafana = kind == "metric" and fmt == "csv" and grafana_columns(text.split("\n", 1)[0]) is not None
+            grafana = kind == "metric" and fmt == "csv" and is_grafana(text)
             if kind == "metric" and sidecar_text is None and (
                     fmt == "csv" and not grafana or "metric" in about or "unit" in about):  # Grafana's names its series
                 sidecar_text = metric_sidecar(p, service, env, envs, about, fmt)
@@ -332,7 +332,7 @@ def initialise(alert_path: Path, sources: Path, out: Path, *, group: str = "sre-
                 entry["trust"] = "untrusted"
             if zone_ := zone(about.get("timezone")):
                 entry["timezone"] = zone_
-            if grafana and "timezone" not in entry and local_times(text):
+            if grafana and "timezone" not in entry and grafana_zoneless(text):
                 zoneless.append(rel.as_posix())
             if about.get("captured_at") and parse_time(about["captured_at"], None) is not None:
                 entry["captured_at"] = about["captured_at"]

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timezone
 from state import Frozen
-from tools.formats.logs import parse_time
 
-__all__ = ["Skipped", "init_report", "local_times"]
+__all__ = ["Skipped", "init_report"]
 
 
 class Skipped(Frozen):
@@ -14,13 +12,6 @@ class Skipped(Frozen):
     """The material file, relative to the sources folder."""
     reason: str
     """Why init did not list it."""
-
-
-def local_times(text: str) -> bool:
-    """Whether a CSV's first row is dated by a local time without a zone (as Grafana writes them)."""
-    rows = text.splitlines()[1:2]
-    cell = rows[0].split(",", 1)[0].strip().strip('"') if rows else ""
-    return bool(cell) and parse_time(cell, None) is None and parse_time(cell, timezone.utc) is not None
 
 
 def init_report(entries: list[dict], skipped: list[Skipped], assumed: list[str], zoneless: list[str], env: str) -> str:

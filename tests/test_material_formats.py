@@ -511,3 +511,13 @@ def test_grafanas_one_row_a_point_csv_and_times_without_a_zone_or_a_timezone(tmp
     doc = _metric_case(tmp_path, "panel.csv", GRAFANA_WIDE, None)  # local times and no timezone: not guessed
     assert not any(s.points for s in doc.series) and len(doc.unparsed) == 3
     assert "timezone" in doc.unparsed[0].reason
+
+
+def test_a_grafana_csvs_zoneless_times_are_found_in_its_time_column_whichever_layout():
+    """`init` names a Grafana export whose times carry no zone; one row a point puts the series name first."""
+    from tools.formats.metrics import grafana_zoneless
+
+    assert grafana_zoneless(GRAFANA_WIDE)
+    assert grafana_zoneless('"Series","Time","Value"\n"checkout, p95","2026-06-01 09:00:00",0.2\n')
+    assert not grafana_zoneless('"Series","Time","Value"\n"checkout p95","2026-06-01T09:00:00+09:00",0.2\n')
+    assert not grafana_zoneless("ts,value\n2026-06-01 09:00:00,1\n")

@@ -298,7 +298,7 @@ def _metric(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
     fmt = (fcloud.detect(text) or fmetrics.detect(text)) if entry.format == "auto" else entry.format
     meta_path = path.with_name(path.name + ".meta.yaml")
     meta: MetricMeta | None = None
-    names_itself = fmt == "csv" and fmetrics.grafana_columns(text.split("\n", 1)[0]) is not None
+    names_itself = fmt == "csv" and fmetrics.is_grafana(text)
     if meta_path.exists() or fmt == "csv" and not names_itself:  # Grafana's CSV names its series
         meta = _validated(meta_path, MetricMeta, read_yaml(meta_path, limit=YAML_BYTES, quote=False))
         _check_groups(meta_path, entry, meta.groups)

@@ -57,8 +57,7 @@ def detect(path: Path, text: str) -> tuple[str, str] | None:
         kind = next((k for w, k in PROSE_WORDS if w in str(path).lower()), "doc")
         return kind, "markdown"
     if name.endswith(".csv"):
-        grafana = fmetrics.grafana_columns(head.split("\n", 1)[0]) is not None
-        return ("metric", "csv") if head.lower().startswith("ts,value") or grafana else None
+        return ("metric", "csv") if head.lower().startswith("ts,value") or fmetrics.is_grafana(head) else None
     if name.endswith(".env"):
         return "config", "env"
     if name.endswith(".properties"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import math
-from datetime import datetime
+from datetime import datetime, timezone
 
 from state.sources import MetricMeta
 from state.telemetry import Series, SeriesPoint, Unparsed
@@ -65,11 +65,14 @@ def parse_csv(text: str, meta: MetricMeta, default_metric: str, entity: str | No
             else:
                 points.append(SeriesPoint(start=offset, end=end, ts=ts, value=value))
         offset += len(raw)
-    metric = meta.metric or default_metric
-    s = Series(start=0, end=len(text.rstrip()), key=series_key(metric, {}), metric=metric, entity=meta.service or entity,
-               environment=meta.environment, unit=meta.unit, role=meta.role, capacity=meta.capacity,
-               points=tuple(points))
-    return [s], bad, None
+    return [_csv_series(text, meta, meta.metric or default_metric, entity, points)], bad, None
+
+
+def _csv_series(text: str, meta: MetricMeta, metric: str, entity: str | None, points: list[SeriesPoint]) -> Series:
+    """A series of a CSV file: the whole file is its span; the sidecar says what it is about."""
+    return Series(start=0, end=len(text.rstrip()), key=series_key(metric, {}), metric=metric,
+                  entity=meta.service or entity, environment=meta.environment, unit=meta.unit, role=meta.role,
+                  capacity=meta.capacity, points=tuple(points))
 
 
 def grafana_columns(header: str) -> list[str] | None:
@@ -80,6 +83,23 @@ def grafana_columns(header: str) -> list[str] | None:
     if low[:3] == ["series", "time", "value"] or (len(cells) >= 2 and low[0] == "time" and all(cells[1:])):
         return cells
     return None
+
+
+def is_grafana(text: str) -> bool:
+    """Whether a CSV file is Grafana's "Download CSV" (by its header line)."""
+    return grafana_columns(text.split("\n", 1)[0]) is not None
+
+
+def grafana_zoneless(text: str) -> bool:
+    """Whether a Grafana CSV's first row is dated by a time without a zone (the browser's local time)."""
+    lines = text.splitlines()
+    cols = grafana_columns(lines[0]) if lines else None
+    if cols is None or len(lines) < 2:
+        return False
+    at = [c.lower() for c in cols].index("time")
+    cells = next(csv.reader([lines[1]]), [])
+    cell = cells[at].strip() if len(cells) > at else ""
+    return bool(cell) and parse_time(cell, None) is None and parse_time(cell, timezone.utc) is not None
 
 
 def parse_grafana(text: str, meta: MetricMeta, entity: str | None, tz: str | None
@@ -114,13 +134,8 @@ def parse_grafana(text: str, meta: MetricMeta, entity: str | None, tz: str | Non
                     points.setdefault(name, []).append(SeriesPoint(start=offset, end=end, ts=ts0, value=value))
         offset += len(raw)
     one = len(points) == 1
-    out = []
-    for name, pts in points.items():
-        metric = meta.metric if one and meta.metric else name
-        out.append(Series(start=0, end=len(text.rstrip()), key=series_key(metric, {}), metric=metric,
-                          entity=meta.service or entity, environment=meta.environment, unit=meta.unit, role=meta.role,
-                          capacity=meta.capacity, points=tuple(pts)))
-    return out, bad
+    return [_csv_series(text, meta, meta.metric if one and meta.metric else name, entity, pts)
+            for name, pts in points.items()], bad
 
 
 _SERIES = ("a series object of a Prometheus query result (metric an object of label names to text; values a list of "
