@@ -347,7 +347,7 @@ def _change(path: Path, entry: SourceEntry, text: str, ctx: ParseContext) -> dic
                 "changes": (fchanges.from_record(record, s, e),)}
     env = entry.environment
     svc = entry.service
-    if fmt == "ledger" and (own := fledgers.detect(text)) in fledgers.PARSERS:
+    if fmt == "ledger" and (own := fledgers.own_shape(text)) is not None:
         fmt = own  # `ledger` names the family: a file in one of its tools' own shapes is read by that tool's reader
     if fmt in fledgers.PARSERS:
         try:

@@ -323,8 +323,9 @@ def parse_migrations(text: str, service: str, environment: str, tz: timezone | N
     return out, bad
 
 
-def detect(text: str) -> str | None:
-    """Which of this module's formats a file is, or None."""
+def own_shape(text: str) -> str | None:
+    """Which of the family's tool shapes a change file is (by its opening, without reading its records),
+    or None: a file declared `ledger` in one of them is read by that shape's reader."""
     head = text.lstrip()[:6000]
     if head.startswith("{") and '"ChangeInfo"' in head and '"ChangeBatch"' in text:
         return "route53"
@@ -339,6 +340,14 @@ def detect(text: str) -> str | None:
     if _ALEMBIC.search(head) or re.search(r"^Deploy [0-9a-f]{7,40}\s*$", head, re.M) or re.search(
             r"^\|?\s*Category\s*\|\s*Version\s*\|", head, re.M):
         return "migrations"
+    return None
+
+
+def detect(text: str) -> str | None:
+    """Which of this module's formats a file is, or None."""
+    own = own_shape(text)
+    if own is not None:
+        return own
     recs = records(text)
     if not recs:
         return None
