@@ -13,6 +13,7 @@ from pathlib import Path
 from state.case import Case, check_vocabulary, load_case
 from state.errors import CaseError
 from state.progress import Progress
+from state.sources import Manifest
 from tools.corpus import ParseContext, SourceDoc, load_all_sources
 from tools.loaded import LoadedCase
 from tools.manifest import load_manifest
@@ -37,19 +38,23 @@ def load_case_and_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseC
 
 def load_case_and_all_sources(case_dir: Path) -> tuple[Case, list[SourceDoc], ParseContext]:
     """The same, with the untrusted sources left out (`set_aside`) still in the list."""
+    case, ctx, _manifest, docs = _read(Path(case_dir))
+    return case, docs, ctx
+
+
+def _read(case_dir: Path) -> tuple[Case, ParseContext, Manifest, list[SourceDoc]]:
+    """The case, its parse context, its manifest and every source parsed (the left-out ones too)."""
     case = load_case(case_dir)
     ctx = parse_context(case, case_dir)
-    return case, load_all_sources(case_dir, load_manifest(case_dir), ctx), ctx
+    manifest = load_manifest(case_dir)
+    return case, ctx, manifest, load_all_sources(case_dir, manifest, ctx)
 
 
 def load_case_folder(case_dir: Path, progress: Progress) -> LoadedCase:
     """The case loaded once for a run or a build: the sources it reads, and the untrusted ones left
     out (each named on `progress`); every problem is a CaseError."""
     case_dir = Path(case_dir)
-    case = load_case(case_dir)
-    ctx = parse_context(case, case_dir)
-    manifest = load_manifest(case_dir)
-    docs = load_all_sources(case_dir, manifest, ctx)
+    case, ctx, manifest, docs = _read(case_dir)
     aside = tuple(d for d in docs if d.set_aside is not None)
     for d in aside:
         progress(f"left out untrusted source {d.id} ({d.entry.path}): {d.set_aside}")
