@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -209,3 +212,13 @@ def test_a_run_reads_the_manifest_and_builds_registries_in_named_places_only(cal
                     found.add(path.relative_to(ROOT).as_posix())
     assert found <= allowed, f"{call}() called in {sorted(found - allowed)}"
     assert allowed - found <= {"tools/manifest.py", "tools/entities.py"}, "a place that no longer calls it leaves the list"
+
+
+@pytest.mark.slow
+def test_one_investigation_climbs_back_up_the_layers_at_most_three_times() -> None:
+    """A run of the reference case, traced call by call (bench/climbs.py), calls up into a higher
+    layer in at most three places: every value a node needs is handed down, not fetched from above."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "climbs.py"), "--json"], capture_output=True,
+                         text=True, check=True, cwd=ROOT)
+    found = json.loads(out.stdout)
+    assert found["callees"] <= 3, found["climbs"]
