@@ -314,3 +314,18 @@ def test_the_walk_with_its_leaves_folded_in_reaches_the_fixed_point_of_the_whole
     P[:, np.flatnonzero(deg_c == 0)] = p[:, None]
     x = np.linalg.solve(np.eye(len(p)) - damping * P, (1 - damping) * p)
     assert np.abs(xc - x[:n_c]).max() < 1e-6 and np.abs(xe - x[n_c:]).max() < 1e-6
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_search_takes_the_same_first_k_as_a_full_sort_ties_included(seed):
+    """The graph search sorts only the values that can reach its first k; ties on the score are
+    broken by the cosine, then by the row, exactly as a sort of everything would."""
+    from tools.graph.walk import _top
+
+    rng = np.random.default_rng(seed)
+    n = 500
+    final = rng.integers(0, 20, n).astype(float)  # many ties
+    dense = rng.integers(0, 5, n).astype(np.float32)
+    rows = rng.permutation(n)
+    for k in (1, 5, 10, 499, 500, 800):
+        assert _top(final, dense, rows, k).tolist() == np.lexsort((rows, -dense, -final))[:k].tolist()

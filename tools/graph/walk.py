@@ -154,7 +154,22 @@ class Scope:
         n_c, n_e = self.W.shape
         if n_c == 0 or n_e == 0:
             return np.zeros(n_c), np.zeros(n_e)
-        p = np.zeros(n_e)
+        xc, p, r = self._solve(seeds, damping)
+        f = self.leaves(damping)
+        entities = np.zeros(n_e, dtype=np.float32)
+        entities[f.joins] = f.to_e @ xc + r * p[f.joins]
+        entities[f.leaf] = f.to_leaf @ xc + r * p[f.leaf]
+        return xc.astype(np.float64), entities.astype(np.float64)
+
+    def chunk_pagerank(self, seeds: list[int], damping: float) -> np.ndarray:
+        """The chunk scores of `pagerank` alone (what a search ranks by), without the entities' pass."""
+        if 0 in self.W.shape:
+            return np.zeros(self.W.shape[0])
+        return self._solve(seeds, damping)[0].astype(np.float64)
+
+    def _solve(self, seeds: list[int], damping: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """(chunk scores, the personalization over all scope entities, the restart weight at the end)."""
+        p = np.zeros(self.W.shape[1])
         for j in seeds:
             p[j] = 1.0 / self.support[j]
         p /= p.sum()
@@ -175,11 +190,7 @@ class Scope:
             xe, xc = xe_new, xc_new
             if err < TOL:
                 break
-        r = a * xc[f.dangling].sum() + 1.0 - a
-        entities = np.zeros(n_e, dtype=np.float32)
-        entities[f.joins] = f.to_e @ xc + r * p_joins
-        entities[f.leaf] = f.to_leaf @ xc + r * p[f.leaf]
-        return xc.astype(np.float64), entities.astype(np.float64)
+        return xc, p, float(a * xc[f.dangling].sum() + 1.0 - a)
 
     def as_networkx(self, ids: list[str], source_ids: Any, entity_titles: list[str]) -> nx.Graph:
         """This walk graph as networkx (the matrices PageRank runs on), named by chunk id and entity.
@@ -195,6 +206,16 @@ class Scope:
             g.add_edge(("chunk", ids[self.rows[i]]), ("entity", entity_titles[self.ents[j]]),
                        weight=w, mention=M.get(i, j))
         return g
+
+
+def _top(final: np.ndarray, dense: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best by (final desc, dense desc, row asc): the order a full lexsort gives,
+    sorting only the values that can be in the first k (every value tied with the k-th is kept)."""
+    if len(final) > k > 0:
+        cut = np.partition(final, len(final) - k)[len(final) - k]
+        among = np.flatnonzero(final >= cut)
+        return among[np.lexsort((rows[among], -dense[among], -final[among]))][:k]
+    return np.lexsort((rows, -dense, -final))[:k]
 
 
 def _biadjacency(g: nx.Graph, rows: list[Any], cols: list[Any], attr: str) -> CSR:
@@ -375,7 +396,7 @@ class GraphRetrieval:
         dense[candidates] = masked_scores(self.table.vectors, candidates, qv)  # only allowed rows are scored
         ranked: list[tuple[int, float, str]] = []
         if seeds:
-            xc, _ = self._ppr(scope, seeds)
+            xc = scope.chunk_pagerank([scope.col(self.entity_index[x]) for x in seeds], self.damping)
             keep = (xc > 0) & candidates[scope.rows]
             rows, score = scope.rows[keep], xc[keep]
             # rows follow chunk-id order (ChunkTable sorts by id): the last tie-break is the id
@@ -389,7 +410,7 @@ class GraphRetrieval:
                 final = np.round(score, 12)
             else:  # PageRank as a prior over the walked chunks, the cosine as their likelihood
                 final = np.log(score) + self.dense_weight * dense[rows]
-            order = np.lexsort((rows, -dense[rows], -final))[: query.k]
+            order = _top(final, dense[rows], rows, query.k)
             ranked = [(int(rows[i]), float(final[i]), "ppr") for i in order]
         if len(ranked) < query.k:
             ranked += _fallback(self.bm25, query, candidates, dense, {r for r, _, _ in ranked}, query.k - len(ranked))
