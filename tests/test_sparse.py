@@ -246,6 +246,19 @@ def test_bm25_over_no_texts_scores_nothing():
     assert BM25([]).scores("anything").shape == (0,)
 
 
+def walk_weights(rng: np.random.Generator, n_c: int, n_e: int, density: float,
+                 dangling_every: int) -> tuple[CSR, np.ndarray]:
+    """A random chunk x entity weight matrix of a walk (1 for a mention, 3 for a subject edge), every
+    `dangling_every`-th chunk naming nothing; only entities some chunk names are kept (and returned)."""
+    rows, cols = np.nonzero(rng.random((n_c, n_e)) < density)
+    keep = rows % dangling_every != 0
+    rows, cols = rows[keep], cols[keep]
+    weights = np.where(rng.random(len(rows)) < 0.2, 3.0, 1.0)
+    W = CSR.from_coo(weights, rows, cols, (n_c, n_e))
+    ents = np.flatnonzero(W.col_sums() > 0)
+    return W.take_columns(ents), ents
+
+
 @needs_scipy
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("damping", [0.85, 0.5])
@@ -253,13 +266,7 @@ def test_the_walk_transition_blocks_are_those_of_its_scipy_version(seed, damping
     """Chunk x entity weights (1 for a mention, 3 for a subject edge; a chunk may name none)."""
     rng = np.random.default_rng(seed)
     n_c, n_e = 50, 12
-    rows, cols = np.nonzero(rng.random((n_c, n_e)) < 0.15)
-    keep = rows % 7 != 0  # some dangling chunks
-    rows, cols = rows[keep], cols[keep]
-    weights = np.where(rng.random(len(rows)) < 0.2, 3.0, 1.0)
-    W = CSR.from_coo(weights, rows, cols, (n_c, n_e))
-    ents = np.flatnonzero(W.col_sums() > 0)
-    W = W.take_columns(ents)
+    W, ents = walk_weights(rng, n_c, n_e, density=0.15, dangling_every=7)
     to_c, to_e, dangling = Scope(np.arange(n_c), ents, W, W, np.ones(len(ents)), n_e).transition(damping)
 
     Ws = scipy_of(W)  # the SciPy version, as tools/graph/walk.py computed it
@@ -287,13 +294,7 @@ def test_the_walk_with_its_leaves_folded_in_reaches_the_fixed_point_of_the_whole
     personalized PageRank of the whole bipartite walk, dangling chunks included."""
     rng = np.random.default_rng(seed)
     n_c, n_e = 60, 40
-    rows, cols = np.nonzero(rng.random((n_c, n_e)) < 0.06)
-    keep = rows % 9 != 0  # some dangling chunks
-    rows, cols = rows[keep], cols[keep]
-    weights = np.where(rng.random(len(rows)) < 0.2, 3.0, 1.0)
-    W = CSR.from_coo(weights, rows, cols, (n_c, n_e))
-    ents = np.flatnonzero(W.col_sums() > 0)
-    W = W.take_columns(ents)
+    W, ents = walk_weights(rng, n_c, n_e, density=0.06, dangling_every=9)
     scope = Scope(np.arange(n_c), ents, W, W, np.bincount(W.indices, minlength=len(ents)).astype(float), n_e)
     leaves = scope.leaves(damping)
     assert len(leaves.leaf) >= 3 and len(leaves.joins) >= 3 and len(leaves.dangling) > 0  # the case it is about
