@@ -69,6 +69,86 @@ def host_of(value: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _gathered(docs: list[SourceDoc], listed: Iterable[str]) -> tuple[dict[str, str], dict[str, str], set[str], set[str],
+                                                                 dict[str, str], list[str]]:
+    """What the sources say about names (`EntityExtractor.from_sources`): (kinds, aliases, config keys,
+    flags, pod -> workload, change targets). A kind the catalog declares wins over one seen in use."""
+    kinds: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    keys: set[str] = set()
+    flags: set[str] = set()
+    pods: dict[str, str] = {}
+
+    def put(name: str | None, kind: str) -> None:
+        if not name:
+            return
+        name = str(name).strip()
+        if not name or name == "*":
+            return
+        old = kinds.get(name)
+        if old is None or _KIND_ORDER.get(kind, 9) < _KIND_ORDER.get(old, 9):
+            kinds[name] = kind
+
+    declared: dict[str, str] = {}
+    targets: list[str] = []
+    for name in listed:
+        put(name, "service")
+    for doc in docs:
+        if doc.entry.service != "*" and doc.kind not in ("doc",):
+            put(doc.entry.service, "service")
+        rec = doc.record
+        if isinstance(rec, Catalog):
+            for s in rec.services:
+                declared[s.name] = s.kind
+                for a in s.aliases:
+                    aliases[a] = s.name
+                for dep in s.depends_on:
+                    put(dep, "service")
+                for n in s.runs_on:
+                    declared.setdefault(n, "node")
+            for c in rec.components:
+                declared[c.name] = "component"
+                for t in c.talks_to:
+                    put(t, "service")
+        elif isinstance(rec, ServiceConfig):
+            put(rec.service, "service")
+        for ch in doc.changes:
+            put(ch.service, "service")
+            if ch.target:
+                targets.append(ch.target)
+            targets.extend(ch.targets)
+            for dc in ch.dependency_changes:
+                put(dc.name, "component")
+            keys.update(cc.key for cc in ch.config_changes)
+            if ch.flag is not None:
+                flags.add(ch.flag.name)
+        keys.update(s.key for s in doc.settings)
+        for sp in doc.spans:
+            put(sp.service, "service")
+        for p in doc.placements:
+            wl = p.workload or workload_of_pod(p.pod, p.template_hash)
+            if wl:
+                put(wl, "workload")
+                pods[p.pod] = wl
+            if p.node:
+                declared.setdefault(p.node, "node")
+        for ev in doc.k8s_events:
+            if ev.object_kind == "Node" and ev.object_name:
+                declared.setdefault(ev.object_name, "node")
+        for s in doc.series:
+            if s.entity:
+                put(s.entity, "service")
+        if doc.meta is not None and doc.meta.service:
+            put(doc.meta.service, "service")
+    for name, kind in declared.items():  # what the catalog says a name is wins
+        kinds[name] = kind
+    # a workload that is also a service keeps the service kind
+    for name in list(kinds):
+        if kinds[name] == "workload" and name in declared and declared[name] != "workload":
+            kinds[name] = declared[name]
+    return kinds, aliases, keys, flags, pods, targets
+
+
 class EntityExtractor:
     """Known names with their kinds; finds mentions and resolves written names to entities."""
 
@@ -100,80 +180,8 @@ class EntityExtractor:
         """The names `docs` establish; `listed` are services the manifest names for sources whose content
         is not among `docs` (unreadable to the principal): their names are metadata a report already
         shows, so prose that names them is read as naming an entity."""
-        kinds: dict[str, str] = {}
-        aliases: dict[str, str] = {}
-        keys: set[str] = set()
-        flags: set[str] = set()
-        pods: dict[str, str] = {}
-
-        def put(name: str | None, kind: str) -> None:
-            if not name:
-                return
-            name = str(name).strip()
-            if not name or name == "*":
-                return
-            old = kinds.get(name)
-            if old is None or _KIND_ORDER.get(kind, 9) < _KIND_ORDER.get(old, 9):
-                kinds[name] = kind
-
-        declared: dict[str, str] = {}
-        targets: list[str] = []
         docs = list(docs)
-        for name in listed:
-            put(name, "service")
-        for doc in docs:
-            if doc.entry.service != "*" and doc.kind not in ("doc",):
-                put(doc.entry.service, "service")
-            rec = doc.record
-            if isinstance(rec, Catalog):
-                for s in rec.services:
-                    declared[s.name] = s.kind
-                    for a in s.aliases:
-                        aliases[a] = s.name
-                    for dep in s.depends_on:
-                        put(dep, "service")
-                    for n in s.runs_on:
-                        declared.setdefault(n, "node")
-                for c in rec.components:
-                    declared[c.name] = "component"
-                    for t in c.talks_to:
-                        put(t, "service")
-            elif isinstance(rec, ServiceConfig):
-                put(rec.service, "service")
-            for ch in doc.changes:
-                put(ch.service, "service")
-                if ch.target:
-                    targets.append(ch.target)
-                targets.extend(ch.targets)
-                for dc in ch.dependency_changes:
-                    put(dc.name, "component")
-                keys.update(cc.key for cc in ch.config_changes)
-                if ch.flag is not None:
-                    flags.add(ch.flag.name)
-            keys.update(s.key for s in doc.settings)
-            for sp in doc.spans:
-                put(sp.service, "service")
-            for p in doc.placements:
-                wl = p.workload or workload_of_pod(p.pod, p.template_hash)
-                if wl:
-                    put(wl, "workload")
-                    pods[p.pod] = wl
-                if p.node:
-                    declared.setdefault(p.node, "node")
-            for ev in doc.k8s_events:
-                if ev.object_kind == "Node" and ev.object_name:
-                    declared.setdefault(ev.object_name, "node")
-            for s in doc.series:
-                if s.entity:
-                    put(s.entity, "service")
-            if doc.meta is not None and doc.meta.service:
-                put(doc.meta.service, "service")
-        for name, kind in declared.items():  # what the catalog says a name is wins
-            kinds[name] = kind
-        # a workload that is also a service keeps the service kind
-        for name in list(kinds):
-            if kinds[name] == "workload" and name in declared and declared[name] != "workload":
-                kinds[name] = declared[name]
+        kinds, aliases, keys, flags, pods, targets = _gathered(docs, listed)
         suffixes = profile.host_suffixes if profile is not None else (".svc.cluster.local", ".svc", ".cluster.local")
         reg = cls(kinds, aliases, keys, flags, pods, suffixes)
         variants = abbreviated_variants(reg, docs)  # `ledger-svc` written for ledger-service
