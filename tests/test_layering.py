@@ -158,9 +158,6 @@ def test_the_rule_book_keeps_its_modules_and_classes_small():
 
 MODULE_LINES = 450
 CLASS_LINES = 200
-KNOWN_LARGE_CLASSES: dict[str, int] = {}
-"""Classes over the limit when the limit came, at their size then: they may shrink, never grow. A class that
-gets under the limit leaves this list (the last one, EntityExtractor at 242 lines, is 170 now)."""
 
 
 def test_no_module_over_450_lines_and_no_class_over_200():
@@ -174,19 +171,9 @@ def test_no_module_over_450_lines_and_no_class_over_200():
             for node in ast.walk(ast.parse(text)):
                 if isinstance(node, ast.ClassDef):
                     size = (node.end_lineno or node.lineno) - node.lineno + 1
-                    allowed = KNOWN_LARGE_CLASSES.get(f"{rel}::{node.name}", CLASS_LINES)
-                    if size > allowed:
-                        too_big.append(f"{rel}: class {node.name} is {size} lines (at most {allowed})")
+                    if size > CLASS_LINES:
+                        too_big.append(f"{rel}: class {node.name} is {size} lines (at most {CLASS_LINES})")
     assert not too_big, "split by meaning:\n" + "\n".join(too_big)
-
-
-def test_the_known_large_classes_are_still_there_and_still_over_the_limit():
-    """So the list of exceptions only shrinks: a class split (or renamed) leaves it."""
-    for key in KNOWN_LARGE_CLASSES:
-        rel, name = key.split("::")
-        sizes = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(ast.parse((ROOT / rel).read_text()))
-                 if isinstance(n, ast.ClassDef) and n.name == name]
-        assert sizes and max(sizes) > CLASS_LINES, f"{key} is no longer over {CLASS_LINES} lines: remove it from the list"
 
 
 MANIFEST_READERS = {"tools/manifest.py", "tools/corpus.py", "tools/index.py", "investigator/loading.py",
