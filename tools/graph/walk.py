@@ -382,7 +382,11 @@ class GraphRetrieval:
 
     def _ppr(self, scope: Scope, seeds: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Personalized PageRank on the bipartite scope graph: (chunk scores, entity scores)."""
-        return scope.pagerank([scope.col(self.entity_index[x]) for x in seeds], self.damping)
+        return scope.pagerank(self._columns(scope, seeds), self.damping)
+
+    def _columns(self, scope: Scope, seeds: list[str]) -> list[int]:
+        """The scope columns of seed entity names (`seeds` gives only names that are nodes)."""
+        return [scope.col(self.entity_index[x]) for x in seeds]
 
     # ------------------------------------------------------------------ search
     def search(self, query: SearchQuery, access: AccessSnapshot) -> list[Hit]:
@@ -396,7 +400,7 @@ class GraphRetrieval:
         dense[candidates] = masked_scores(self.table.vectors, candidates, qv)  # only allowed rows are scored
         ranked: list[tuple[int, float, str]] = []
         if seeds:
-            xc = scope.chunk_pagerank([scope.col(self.entity_index[x]) for x in seeds], self.damping)
+            xc = scope.chunk_pagerank(self._columns(scope, seeds), self.damping)
             keep = (xc > 0) & candidates[scope.rows]
             rows, score = scope.rows[keep], xc[keep]
             # rows follow chunk-id order (ChunkTable sorts by id): the last tie-break is the id
