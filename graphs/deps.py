@@ -16,12 +16,12 @@ import signal
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from graphs.planner import DeterministicPlanner, Planner
 from graphs.round_memory import RoundMemo
 from state.case import Case
-from state.errors import RunStateError
+from state.errors import ConfigError, RunStateError
 from state.profile import Profile
 from state.progress import Progress, silent
 from state.store import Store
@@ -33,23 +33,56 @@ from tools.reader import Reader
 from tools.retrieval import RetrievalTool
 
 
-@dataclass(frozen=True)
+@dataclass
 class CrashPoint:
-    """Fault injection: SIGKILL this process after `node` finishes its work in `round`."""
+    """Fault injection: SIGKILL this process at `node` in `round`.
+
+    `after="work"` kills as the node finishes its work, before LangGraph saved what it returns;
+    `after="saved"` kills once the checkpointer stored the node's writes, before the checkpoint
+    that follows them (a real kill can land in that gap: the node's writes are pending then).
+    """
 
     node: str
     round: int
+    after: str = "work"
+    _armed: bool = field(default=False, init=False, repr=False)
+
+    AFTER = ("work", "saved")
+
+    def __post_init__(self) -> None:
+        if self.after not in self.AFTER:
+            raise ConfigError(f"crash point {self.node}:{self.round}:{self.after}: expected one of {', '.join(self.AFTER)} "
+                              "after the round")
 
     @classmethod
     def from_env(cls, value: str | None) -> "CrashPoint | None":
+        """`node:round[:work|saved]` (INVESTIGATOR_CRASH_AT), or None when unset."""
         if not value:
             return None
-        node, _, rnd = value.partition(":")
-        return cls(node=node, round=int(rnd or 1))
+        node, _, rest = value.partition(":")
+        rnd, _, after = rest.partition(":")
+        return cls(node=node, round=int(rnd or 1), after=after or "work")
 
     def maybe_kill(self, node: str, round_: int) -> None:
         if node == self.node and round_ == self.round:
-            os.kill(os.getpid(), signal.SIGKILL)
+            if self.after == "saved":
+                self._armed = True  # the checkpointer's next stored writes are this node's
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    def watch(self, saver: Any) -> Any:
+        """`saver`, killing the process right after it stored the armed node's writes (`after="saved"`)."""
+        if self.after != "saved":
+            return saver
+        put_writes = saver.put_writes
+
+        def stored_then_killed(config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+            put_writes(config, writes, task_id, task_path)
+            if self._armed:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        saver.put_writes = stored_then_killed
+        return saver
 
 
 class Registry(Protocol):

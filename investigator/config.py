@@ -95,7 +95,9 @@ def check_environment() -> None:
         raise ConfigError(f"INVESTIGATOR_EMBED_RUNTIME={runtime!r}: expected auto, onnx-int8, onnx-fp32 or torch")
     crash = os.environ.get("INVESTIGATOR_CRASH_AT")
     if crash:
-        node, _, rnd = crash.partition(":")
-        if node not in CRASH_NODES or not (rnd == "" or rnd.isdigit()):
-            raise ConfigError(f"INVESTIGATOR_CRASH_AT={crash!r}: expected NODE:ROUND with NODE one of "
-                              f"{', '.join(CRASH_NODES)} (e.g. read:6)")
+        node, _, rest = crash.partition(":")
+        rnd, _, after = rest.partition(":")
+        if node not in CRASH_NODES or not (rnd == "" or rnd.isdigit()) or after not in ("", "work", "saved"):
+            raise ConfigError(f"INVESTIGATOR_CRASH_AT={crash!r}: expected NODE:ROUND[:work|saved] with NODE one of "
+                              f"{', '.join(CRASH_NODES)} (e.g. read:6, or read:6:saved to kill after its writes "
+                              "were checkpointed)")

@@ -117,7 +117,7 @@ class Driver:
             deps = self.deps(opened.loaded, run, opened.tool)
             cfg = loop_config(run.run_id, opened.loaded.case.budgets.rounds)
             with open_checkpointer(self.workspace.settings) as saver:
-                app = build_graph(deps, saver)
+                app = build_graph(deps, saver if self.crash is None else self.crash.watch(saver))
                 start: Any = self._start_input(app, cfg, deps, fresh)
                 if start is not _FINISHED:
                     store.update_run(run.run_id, status="running")
@@ -145,8 +145,10 @@ class Driver:
                       f"{len(check.stale)} stale; reopened: {', '.join(check.reopened) or 'none'}")
         if snapshot.interrupts:
             return Command(resume={"watermark": check.watermark})
-        if snapshot.next:
-            return None  # crashed or killed mid-run: continue from the last checkpoint
+        if snapshot.tasks:
+            # killed mid-run: continue from the last checkpoint. Not `snapshot.next`: that leaves out a
+            # task whose writes were saved before the kill, so a run killed in that gap looks finished
+            return None
         if check.changed:
             return {"stop": None, "gap": None}  # finished, but the re-check reopened claims
         return _FINISHED
