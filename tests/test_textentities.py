@@ -112,3 +112,30 @@ def test_lower_case_concepts_are_titles_the_corpus_writes_in_lower_case_in_sever
     assert ex.concepts == {"bubonic plague"}  # `rats` is written in lower case nowhere but its title
     assert ex.names("what spreads bubonic plague?") == ["bubonic plague"]
     assert TextEntityExtractor.from_corpus(RESOLVE_TITLES, RESOLVE_TEXTS).names("what spreads bubonic plague?") == []
+
+
+def test_a_title_written_without_its_leading_article_names_the_title():
+    ex = TextEntityExtractor.from_corpus(
+        ["The Fox and the Hound", "The King's Speech", "Kurt Russell"],
+        ["The Fox and the Hound\nThe Fox and the Hound is a 1981 film with Kurt Russell.",
+         "The King's Speech\nThe King's Speech is a 2010 film.",
+         "Kurt Russell\nKurt Russell voiced Copper in Fox and the Hound."])
+    assert ex.names("Who plays Copper in Fox and the Hound?") == ["copper", "the fox and the hound"]
+    assert ex.names("In the King's Speech, who played the king?") == ["the king s speech"]
+    assert ex.names("Kurt Russell voiced Copper in Fox and the Hound.")[-1] == "the fox and the hound"
+
+
+def test_a_bare_title_shared_by_two_titles_or_a_title_of_its_own_is_left_alone():
+    ex = TextEntityExtractor.from_corpus(["The Road Home", "A Road Home", "The Last Picture", "Last Picture"],
+                                         ["x", "y", "z", "w"])
+    assert "road home" not in ex.aliases and ex.canonical("last picture") == "last picture"
+    # and a short title keeps its article: `Who` is no name of `The Who`
+    assert "who" not in TextEntityExtractor.from_corpus(["The Who"], ["The Who\nThe Who is a band."]).kinds
+
+
+def test_a_bare_title_the_texts_write_as_a_name_of_their_own_stays_that_name():
+    ex = TextEntityExtractor.from_corpus(
+        ["The Golden Calf (1930 film)", "Bygones (film)"],
+        ["The Golden Calf\nThe Golden Calf is a 1930 film.",
+         "Bygones\nBygones won the Golden Calf for best film at the festival."])
+    assert ex.names("Bygones won the Golden Calf for best film.") == ["bygones", "golden calf"]
