@@ -377,6 +377,8 @@ MISTAKES = {
     "max_sources_not_a_number": (lambda t: (["validate", str(REFERENCE)], {"INVESTIGATOR_MAX_SOURCES": "many"}),
                                  2, "INVESTIGATOR_MAX_SOURCES"),
     "crash_point_garbled": (lambda t: (["runs"], {"INVESTIGATOR_CRASH_AT": "read:six"}), 2, "INVESTIGATOR_CRASH_AT"),
+    "crash_point_unknown_moment": (lambda t: (["runs"], {"INVESTIGATOR_CRASH_AT": "read:2:later"}), 2,
+                                   "NODE:ROUND[:work|saved]"),
     "home_from_environment_is_a_file": (lambda t: (["runs"], {"INVESTIGATOR_HOME": str(_file(t))}), 2,
                                         "INVESTIGATOR_HOME"),
 }
