@@ -166,7 +166,22 @@ class CaseIndexes:
         return self.retrieval(retrieval, loaded)
 
 
+OTHER_CASES = 8
+"""Indexes of other cases whose vectors a build looks up, the most recently built first."""
+
+
 def _sibling_indexes(case: Case, path: Path) -> list[Path]:
-    """Indexes of other folders with the same case id (copies, checkouts): their cached vectors are
-    reused, never their chunks."""
-    return sorted(p for p in path.parent.parent.glob(f"{case.id}-*/{path.name}") if p != path)
+    """Indexes whose cached vectors a build reuses (never their chunks): those of other folders with
+    the same case id (copies, checkouts), then the `OTHER_CASES` most recently built of other cases
+    in the same index root, which often share runbooks, configs and mappings with this one. A
+    vector is keyed by the embedder and the exact text, so it is only ever reused for that text."""
+    root = path.parent.parent
+    same = sorted(p for p in root.glob(f"{case.id}-*/{path.name}") if p != path)
+    others: list[tuple[float, Path]] = []
+    for p in root.glob(f"*/{path.name}"):
+        if p != path and p not in same:
+            try:
+                others.append((p.stat().st_mtime, p))
+            except OSError:  # removed meanwhile
+                continue
+    return same + [p for _t, p in sorted(others, key=lambda x: (-x[0], str(x[1])))[:OTHER_CASES]]

@@ -286,3 +286,25 @@ def test_a_graph_is_stale_once_a_source_changes_readership(reference_graph):
     assert graph_is_fresh(index_path, graph_dir, inv.embedder, readerships=reader)
     moved = dict(reader, **{"order-service-runbook-v1": "prod: security"})
     assert not graph_is_fresh(index_path, graph_dir, inv.embedder, readerships=moved)
+
+
+def test_a_new_case_that_shares_sources_with_an_indexed_one_embeds_only_what_is_new(tmp_path, embedder):
+    first = _copy(tmp_path / "first")
+    second = _copy(tmp_path / "second")
+    for f in ("case.yaml",):  # another incident of the same system: its own id, the same runbooks
+        path = second / f
+        path.write_text(path.read_text().replace("ALR-20260429-017", "ALR-20260430-002"))
+    runbook = second / "sources" / "runbooks" / "order-service-runbook-v1.md"
+    runbook.write_text(runbook.read_text() + "\nA line only the second incident's folder has.\n")
+    inv = _inv(tmp_path / "ws", embedder, tmp_path / "indexes")
+    assert inv.validate(second).id == "ALR-20260430-002"
+    built = inv.index(first)
+    assert built is not None and built.embedded > 1
+    again = inv.index(second)
+    assert again is not None and again.embedded == 1, "only the changed chunk is embedded; the rest is reused"
+    pa, pb = inv.index_path(inv.validate(first), first), inv.index_path(inv.validate(second), second)
+    with duckdb.connect(str(pa), read_only=True) as a, duckdb.connect(str(pb), read_only=True) as b:
+        va = dict(a.execute("SELECT text, vec FROM chunks").fetchall())
+        vb = dict(b.execute("SELECT text, vec FROM chunks").fetchall())
+    shared = set(va) & set(vb)
+    assert len(shared) >= built.embedded - 1 and all(va[t] == vb[t] for t in shared)
