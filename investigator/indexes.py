@@ -175,13 +175,16 @@ def _sibling_indexes(case: Case, path: Path) -> list[Path]:
     the same case id (copies, checkouts), then the `OTHER_CASES` most recently built of other cases
     in the same index root, which often share runbooks, configs and mappings with this one. A
     vector is keyed by the embedder and the exact text, so it is only ever reused for that text."""
-    root = path.parent.parent
-    same = sorted(p for p in root.glob(f"{case.id}-*/{path.name}") if p != path)
-    others: list[tuple[float, Path]] = []
-    for p in root.glob(f"*/{path.name}"):
-        if p != path and p not in same:
-            try:
-                others.append((p.stat().st_mtime, p))
-            except OSError:  # removed meanwhile
-                continue
-    return same + [p for _t, p in sorted(others, key=lambda x: (-x[0], str(x[1])))[:OTHER_CASES]]
+    same: list[Path] = []
+    others: list[tuple[float, str, Path]] = []
+    for p in path.parent.parent.glob(f"*/{path.name}"):
+        if p == path:
+            continue
+        if p.parent.name.startswith(f"{case.id}-"):
+            same.append(p)
+            continue
+        try:
+            others.append((-p.stat().st_mtime, str(p), p))
+        except OSError:  # removed meanwhile
+            continue
+    return sorted(same) + [p for _t, _s, p in sorted(others)[:OTHER_CASES]]

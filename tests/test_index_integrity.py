@@ -291,9 +291,8 @@ def test_a_graph_is_stale_once_a_source_changes_readership(reference_graph):
 def test_a_new_case_that_shares_sources_with_an_indexed_one_embeds_only_what_is_new(tmp_path, embedder):
     first = _copy(tmp_path / "first")
     second = _copy(tmp_path / "second")
-    for f in ("case.yaml",):  # another incident of the same system: its own id, the same runbooks
-        path = second / f
-        path.write_text(path.read_text().replace("ALR-20260429-017", "ALR-20260430-002"))
+    case_file = second / "case.yaml"  # another incident of the same system: its own id, the same runbooks
+    case_file.write_text(case_file.read_text().replace("ALR-20260429-017", "ALR-20260430-002"))
     runbook = second / "sources" / "runbooks" / "order-service-runbook-v1.md"
     runbook.write_text(runbook.read_text() + "\nA line only the second incident's folder has.\n")
     inv = _inv(tmp_path / "ws", embedder, tmp_path / "indexes")

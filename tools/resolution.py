@@ -21,6 +21,9 @@ corpus, the word lists are ordinary English):
 * **acronyms**: an acronym the texts define (write in parentheses, ``(NASA)``) whose letters
   are the initials of exactly one name's words (connectors such as *of*, *and*, *the* may be
   skipped): ``nasa`` -> ``national aeronautics and space administration``;
+* **titles without their article** (``bare_titles``, applied by the extractor before the rest): a
+  title of three or more words starting with *the*, *a* or *an* is also named without it, unless
+  another title or an existing key has that bare form;
 * **abbreviated words**: a name equal to exactly one longer name but for words that are
   abbreviations of that name's words (same first letter, then consonants in order, shorter)
   or, inside a name, initials: ``order svc`` -> ``order service``, ``robert j bentley`` ->
@@ -52,6 +55,8 @@ STATE_ADJECTIVES = frozenset("""
 people s peoples democratic federal socialist islamic united grand free soviet arab
 """.split())
 CONNECTORS = frozenset("of the and for de la del des di da du von van der den y e al el le in at on to".split())
+ARTICLES = frozenset("the a an".split())
+"""Leading articles a title may be written without (``Fox and the Hound``)."""
 MIN_ACRONYM = 2
 MAX_ACRONYM = 8
 
@@ -192,6 +197,19 @@ def alias_map(keys: Mapping[str, str], acronyms: Iterable[str] = (), titles: Ite
         put(k, _unique(matches))
 
     return {v: _follow(v, folds) for v in sorted(folds) if _follow(v, folds) != v}
+
+
+def bare_titles(keys: Mapping[str, str]) -> dict[str, str]:
+    """``bare -> title`` for the titles (keys of kind ``title``) of three or more words that start
+    with an article, named without it: ``fox and the hound`` -> ``the fox and the hound``. Only
+    when no other title has the same bare form and the bare form is no key already: a name the
+    texts write themselves may be another thing (``golden calf``, an award, is not the film)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for k, kind in keys.items():
+        words = k.split()
+        if kind == "title" and len(words) >= 3 and words[0] in ARTICLES:
+            found[" ".join(words[1:])].add(k)
+    return {bare: next(iter(full)) for bare, full in found.items() if len(full) == 1 and bare not in keys}
 
 
 def _follow(key: str, folds: Mapping[str, str]) -> str:

@@ -56,8 +56,6 @@ CALENDAR = frozenset("""january february march april may june july august septem
 december monday tuesday wednesday thursday friday saturday sunday""".split())
 CONNECTORS = frozenset("of the de la del des di da du von van der den y e al el le".split())
 MAX_WORDS = 8
-ARTICLES = frozenset("the a an".split())
-"""Leading articles a title may be written without (`Fox and the Hound`)."""
 
 
 @lru_cache(maxsize=1 << 16)
@@ -158,10 +156,8 @@ class TextEntityExtractor:
     def from_corpus(cls, titles: Iterable[str], texts: Iterable[str], *, resolve: bool = True,
                     concepts: bool = False) -> "TextEntityExtractor":
         """Gazetteer of the titles plus the capitalised names the texts write mid-sentence;
-        with ``resolve``, their variants folded (``tools.resolution``), and a title of three or
-        more words that starts with an article also named without it (``Fox and the Hound``)
-        when no other title shares that bare name and the texts do not write it as a name of its
-        own (``Golden Calf``, an award, is not the film ``The Golden Calf``); with ``concepts``, the
+        with ``resolve``, their variants folded and titles named without a leading article
+        (``tools.resolution``); with ``concepts``, the
         titles the corpus writes in lower case (``concept_keys``) matched in lower case too."""
         texts = list(texts)
         kinds: dict[str, str] = {}
@@ -187,25 +183,17 @@ class TextEntityExtractor:
                 kinds[k] = "title"
         plain = cls(kinds)
         aliases: dict[str, str] = {}
-        if resolve:  # `Fox and the Hound` names `The Fox and the Hound` when no other title is that bare name
-            bare_of: dict[str, set[str]] = {}
-            for k, kind in kinds.items():
-                words = k.split()
-                if kind == "title" and words[0] in ARTICLES and len(words) >= 3:
-                    bare_of.setdefault(" ".join(words[1:]), set()).add(k)
-            for bare, full in bare_of.items():
-                if len(full) == 1 and bare not in kinds:  # a bare name the texts write may be another thing
-                    kinds[bare] = "name"
-                    aliases[bare] = next(iter(full))
         parts: dict[str, tuple[str, ...]] = {}
         if resolve:
-            from tools.resolution import alias_map, contained_names
+            from tools.resolution import alias_map, bare_titles, contained_names
 
+            bare = bare_titles(kinds)  # before the acronyms' long forms join the vocabulary
+            kinds.update(dict.fromkeys(bare, "name"))
             defined = [d for text in texts for d in defined_acronyms(text)]
             for _acronym, long in defined:  # `National Aeronautics and Space Administration`: one name
                 kinds.setdefault(long, "name")
             plain = cls(kinds)
-            aliases = {**alias_map(plain.kinds, {a for a, _ in defined}, counts=written), **aliases}
+            aliases = {**alias_map(plain.kinds, {a for a, _ in defined}, counts=written), **bare}
             parts = contained_names(plain.kinds, written, [k for k, v in plain.kinds.items() if v == "title"])
         found = concept_keys(plain, texts) if concepts else ()
         return cls(kinds, aliases, found, parts)
